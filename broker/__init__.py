@@ -1,0 +1,1 @@
+"""The cloud model, the tick engine, the policies, metrics and the ``cloudbroker`` CLI."""

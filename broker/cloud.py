@@ -1,0 +1,157 @@
+"""The cloud model: instance types and price books (``SPEC.md`` §2, CoH paper Table 5).
+
+A price book is data: instance types (name, capacity in capacity units) and billing offers per
+type (on-demand and reserved options with an hourly price in $/h and an upfront price in $).
+The engine works with :class:`Catalog`, the on-demand view of a price book as arrays, with the
+VM types ordered as in the book.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+ON_DEMAND = "on-demand"
+RESERVED_OPTIONS = ("reserved-light", "reserved-medium", "reserved-heavy")
+
+
+class PriceBookError(ValueError):
+    """A price book that is malformed; the message names the file, entry and field."""
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceType:
+    """A VM configuration: ``capacity`` in capacity units (CoH: small 100, large 410)."""
+
+    name: str
+    capacity: float
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One billing option of one instance type.
+
+    ``hourly`` is charged per billing unit started ($/h); ``upfront`` once per reservation ($).
+    ``term_years`` is ``None`` for on-demand.
+    """
+
+    instance_type: str
+    option: str
+    hourly: float
+    upfront: float = 0.0
+    term_years: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PriceBook:
+    """Instance types and their offers, as read from a price-book file."""
+
+    name: str
+    source: str
+    types: tuple[InstanceType, ...]
+    offers: tuple[Offer, ...]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str) -> PriceBook:
+        """Validate parsed TOML content; errors name ``source``, the entry and the field."""
+        types = tuple(
+            InstanceType(name=_field(t, "name", str, source, f"instance_types[{i}]"),
+                         capacity=_positive(t, "capacity", source, f"instance_types[{i}]"))
+            for i, t in enumerate(_list(data, "instance_types", source))
+        )
+        names = {t.name for t in types}
+        if len(names) != len(types):
+            raise PriceBookError(f"{source}: instance_types: duplicate names")
+        offers = tuple(_offer(o, source, f"offers[{i}]", names) for i, o in enumerate(_list(data, "offers", source)))
+        book = cls(name=str(data.get("name", source)), source=source, types=types, offers=offers)
+        missing = [t.name for t in types if book.offer(t.name, ON_DEMAND) is None]
+        if missing:
+            raise PriceBookError(f"{source}: no on-demand offer for instance type(s) {missing}")
+        return book
+
+    def offer(self, instance_type: str, option: str) -> Offer | None:
+        """The offer of ``option`` for ``instance_type`` (the first one listed), if any."""
+        return next((o for o in self.offers if o.instance_type == instance_type and o.option == option), None)
+
+    def catalog(self) -> Catalog:
+        """The on-demand catalog the engine and heuristics use."""
+        hourly = [self.offer(t.name, ON_DEMAND) for t in self.types]
+        return Catalog(
+            names=tuple(t.name for t in self.types),
+            capacity=np.array([t.capacity for t in self.types], dtype=np.float64),
+            hourly=np.array([o.hourly if o else np.nan for o in hourly], dtype=np.float64),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """VM types as arrays: ``capacity`` (capacity units) and on-demand ``hourly`` ($/h)."""
+
+    names: tuple[str, ...]
+    capacity: np.ndarray
+    hourly: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def efficiency_order(self) -> np.ndarray:
+        """Type indices by decreasing capacity per dollar (ties: larger capacity, then book order)."""
+        ratio = self.capacity / self.hourly
+        return np.lexsort((np.arange(len(self)), -self.capacity, -ratio))
+
+    def most_cost_efficient(self) -> int:
+        """The type with the largest capacity/cost (CoH's Cost-Efficient VM-type rule)."""
+        return int(self.efficiency_order()[0])
+
+    def cost_efficient_for(self, r: float) -> int:
+        """The most cost-efficient type whose capacity holds a job of requirement ``r``."""
+        for k in self.efficiency_order():
+            if self.capacity[k] >= r:
+                return int(k)
+        raise ValueError(f"no instance type holds a job of requirement {r} (largest: {self.capacity.max()})")
+
+
+def _list(data: dict[str, Any], key: str, source: str) -> list[dict[str, Any]]:
+    value = data.get(key)
+    if not isinstance(value, list) or not value:
+        raise PriceBookError(f"{source}: field {key!r} must be a non-empty list of tables")
+    return value
+
+
+def _field(entry: dict[str, Any], key: str, kind: type, source: str, where: str) -> Any:
+    if key not in entry:
+        raise PriceBookError(f"{source}: {where}: missing field {key!r}")
+    value = entry[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind):
+        raise PriceBookError(f"{source}: {where}: field {key!r} must be {kind.__name__}, got {value!r}")
+    return value
+
+
+def _positive(entry: dict[str, Any], key: str, source: str, where: str, *, allow_zero: bool = False) -> float:
+    value = float(_field(entry, key, float, source, where))
+    if value < 0 or (value == 0 and not allow_zero):
+        raise PriceBookError(f"{source}: {where}: field {key!r} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+    return value
+
+
+def _offer(entry: dict[str, Any], source: str, where: str, names: set[str]) -> Offer:
+    type_name = _field(entry, "instance_type", str, source, where)
+    if type_name not in names:
+        raise PriceBookError(f"{source}: {where}: field 'instance_type': unknown type {type_name!r}")
+    option = _field(entry, "option", str, source, where)
+    if option not in (ON_DEMAND, *RESERVED_OPTIONS):
+        raise PriceBookError(f"{source}: {where}: field 'option': {option!r} is not one of {(ON_DEMAND, *RESERVED_OPTIONS)}")
+    term = entry.get("term_years")
+    if option != ON_DEMAND and not isinstance(term, int):
+        raise PriceBookError(f"{source}: {where}: field 'term_years' is required for {option}")
+    return Offer(
+        instance_type=type_name,
+        option=option,
+        hourly=_positive(entry, "hourly", source, where, allow_zero=True),
+        upfront=_positive(entry, "upfront", source, where, allow_zero=True) if "upfront" in entry else 0.0,
+        term_years=term,
+    )

@@ -1,0 +1,101 @@
+"""What a placement heuristic sees: the jobs to place (:class:`Batch`), the VMs already leased
+(:class:`Fleet`), and what it returns (:class:`Plan`).
+
+These are plain snapshots of arrays so that heuristics stay pure functions, independent of the
+engine: same batch, fleet and seed give the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Jobs to place at one tick, in arrival order.
+
+    ``index`` are the jobs' positions in the run's job table; ``arrival`` and ``runtime`` are in
+    seconds, ``r`` in capacity units, ``user`` an integer id (-1 unknown).
+    """
+
+    index: np.ndarray
+    arrival: np.ndarray
+    runtime: np.ndarray
+    r: np.ndarray
+    user: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """The leased VMs at one tick, one entry per engine slot (dead slots have ``free < 0``).
+
+    Times are seconds; capacities in capacity units. Statistics of a VM's current jobs
+    (``arr_*``, ``dep_*``) are ``nan`` for a VM that hosts none. ``rollover`` is the time until
+    the VM's current billing unit rolls over; ``new_rollover`` the same for a VM started now.
+    ``anchor`` is where a VM's billing units are counted from and ``last_departure`` the latest
+    departure of any job it has hosted (its boot start if none): the IPP objective needs both.
+    ``type_capacity`` lists every VM type's capacity and ``type_order`` the types by decreasing
+    capacity per dollar (the Cost-Efficient VM-type rule takes the first that holds the job).
+    """
+
+    now: float
+    boot_time: float
+    free: np.ndarray
+    capacity: np.ndarray
+    vm_type: np.ndarray
+    ready_at: np.ndarray
+    anchor: np.ndarray
+    last_departure: np.ndarray
+    n_jobs: np.ndarray
+    arr_min: np.ndarray
+    arr_max: np.ndarray
+    arr_mean: np.ndarray
+    dep_min: np.ndarray
+    dep_max: np.ndarray
+    rollover: np.ndarray
+    new_rollover: float
+    type_capacity: np.ndarray
+    type_order: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.free)
+
+    def cost_efficient_type(self, r: float) -> int:
+        """The most cost-efficient VM type whose capacity holds requirement ``r``."""
+        for k in self.type_order:
+            if self.type_capacity[k] >= r:
+                return int(k)
+        raise ValueError(f"no VM type holds a job of requirement {r}")
+
+    @classmethod
+    def empty(cls, *, now: float, boot_time: float, type_capacity: np.ndarray, type_order: np.ndarray,
+              new_rollover: float = 3600.0) -> Fleet:
+        """A fleet with no VMs (the first tick of a run, and tests)."""
+        f = np.empty(0, dtype=np.float64)
+        return cls(now=now, boot_time=boot_time, free=f, capacity=f, vm_type=np.empty(0, np.int64),
+                   ready_at=f, anchor=f, last_departure=f, n_jobs=np.empty(0, np.int64), arr_min=f, arr_max=f, arr_mean=f,
+                   dep_min=f, dep_max=f, rollover=f, new_rollover=new_rollover,
+                   type_capacity=type_capacity, type_order=type_order)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A placement of every job of a batch.
+
+    ``jobs[p]`` (a position in the batch) goes to VM ``targets[p]``: an existing fleet slot when
+    ``targets[p] < n_slots``, else the new VM ``targets[p] - n_slots``, of type
+    ``new_types[targets[p] - n_slots]``, started now.
+    """
+
+    jobs: np.ndarray
+    targets: np.ndarray
+    new_types: np.ndarray
+    n_slots: int
+
+    def __len__(self) -> int:
+        return len(self.jobs)

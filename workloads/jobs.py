@@ -1,0 +1,220 @@
+"""The broker's job view: arrival, run time, departure and resource requirement per job.
+
+Traces arrive as DataFrames (:mod:`workloads.swf`); the engine works on NumPy arrays. This module
+is the boundary between the two: :func:`job_view` applies an explicit, documented filter to a
+trace, reports what it removed and why, and returns a :class:`JobTable` sorted by arrival.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: SWF status codes (field 11).
+STATUS_FAILED = 0
+STATUS_COMPLETED = 1
+STATUS_CANCELLED = 5
+
+
+@dataclass(frozen=True, slots=True)
+class JobTable:
+    """Jobs as the broker sees them, sorted by arrival (ties by job id).
+
+    Attributes
+    ----------
+    job_id : np.ndarray
+        int64 job numbers from the trace.
+    arrival : np.ndarray
+        float64 submit times in seconds since the trace origin.
+    runtime : np.ndarray
+        float64 run times in seconds (strictly positive).
+    r : np.ndarray
+        float64 resource requirement in capacity units (CoH §2.1, scalar CPU requirement).
+    user : np.ndarray
+        int64 user ids (-1 when the trace does not say).
+    origin : int
+        Unix time of the trace origin (SWF ``UnixStartTime``), 0 when unknown. Wall-clock
+        charging aligns billing hours to ``origin + t``.
+    source : str
+        Where the jobs came from (a path, a trace name or a generator description).
+    """
+
+    job_id: np.ndarray
+    arrival: np.ndarray
+    runtime: np.ndarray
+    r: np.ndarray
+    user: np.ndarray
+    origin: int = 0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.job_id)
+        for name in ("arrival", "runtime", "r", "user"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"JobTable.{name} has {len(getattr(self, name))} rows, expected {n}")
+        if n and np.any(np.diff(self.arrival) < 0):
+            raise ValueError("JobTable.arrival must be sorted; build tables with JobTable.from_arrays")
+        if n and np.any(self.runtime <= 0):
+            raise ValueError("JobTable.runtime must be strictly positive (see workloads.jobs.job_view)")
+
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        arrival: np.ndarray,
+        runtime: np.ndarray,
+        r: np.ndarray,
+        job_id: np.ndarray | None = None,
+        user: np.ndarray | None = None,
+        origin: int = 0,
+        source: str = "",
+    ) -> JobTable:
+        """Build a table from unsorted arrays, sorting stably by (arrival, job id)."""
+        arrival = np.asarray(arrival, dtype=np.float64)
+        n = len(arrival)
+        ids = np.arange(1, n + 1, dtype=np.int64) if job_id is None else np.asarray(job_id, np.int64)
+        users = np.full(n, -1, dtype=np.int64) if user is None else np.asarray(user, np.int64)
+        order = np.lexsort((ids, arrival))
+        return cls(
+            job_id=ids[order],
+            arrival=arrival[order],
+            runtime=np.asarray(runtime, dtype=np.float64)[order],
+            r=np.asarray(r, dtype=np.float64)[order],
+            user=users[order],
+            origin=origin,
+            source=source,
+        )
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    @property
+    def departure(self) -> np.ndarray:
+        """Departure if started on arrival: ``arrival + runtime`` (seconds)."""
+        return self.arrival + self.runtime
+
+    def head(self, n: int) -> JobTable:
+        """The first ``n`` jobs by arrival (a slice for tests and quick runs)."""
+        return JobTable(
+            job_id=self.job_id[:n],
+            arrival=self.arrival[:n],
+            runtime=self.runtime[:n],
+            r=self.r[:n],
+            user=self.user[:n],
+            origin=self.origin,
+            source=f"{self.source}[:{n}]",
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a DataFrame (one row per job)."""
+        return pd.DataFrame(
+            {
+                "job_id": self.job_id,
+                "arrival": self.arrival,
+                "runtime": self.runtime,
+                "departure": self.departure,
+                "r": self.r,
+                "user": self.user,
+            }
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FilterReport:
+    """What :func:`job_view` kept and removed, by reason.
+
+    ``removed`` maps a reason to a count; ``kept_flagged`` counts jobs that were kept although
+    their status says failed or cancelled (they still occupied a machine for their run time).
+    """
+
+    read: int
+    kept: int
+    removed: dict[str, int] = field(default_factory=dict)
+    kept_flagged: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """One line for logs and CLI output."""
+        parts = [f"read {self.read}", f"kept {self.kept}"]
+        parts += [f"removed {n} ({why})" for why, n in self.removed.items() if n]
+        parts += [f"kept {n} {why}" for why, n in self.kept_flagged.items() if n]
+        return ", ".join(parts)
+
+
+#: Status groups that :func:`job_view` can remove on request.
+STATUS_GROUPS: dict[str, int] = {"failed": STATUS_FAILED, "cancelled": STATUS_CANCELLED}
+
+
+def job_view(
+    trace: pd.DataFrame,
+    *,
+    reqs: str,
+    seed: int | np.random.SeedSequence | None,
+    drop_status: frozenset[str] = frozenset(),
+    origin: int = 0,
+    source: str = "",
+) -> tuple[JobTable, FilterReport]:
+    """Turn a trace DataFrame into the broker's :class:`JobTable`.
+
+    The filter, applied in this order, counts every job it removes:
+
+    1. ``submit time unknown``: SWF field 2 is ``-1``;
+    2. ``run time unknown or <= 0``: SWF field 4 is ``-1`` or not positive, so the job occupies
+       no machine time and cannot be placed meaningfully;
+    3. ``status failed`` / ``status cancelled`` (SWF field 11 = 0 / 5): removed only when named in
+       ``drop_status``; by default they are kept, because they held a machine for their run time,
+       and counted in ``FilterReport.kept_flagged``.
+
+    Requirements are drawn for every row of the trace before filtering, so a job's ``r`` does not
+    depend on which other jobs the filter removes.
+
+    Parameters
+    ----------
+    trace : pd.DataFrame
+        Columns as in :mod:`workloads.schema`.
+    reqs : str
+        Requirement model name (:mod:`workloads.requirements`).
+    seed : int or SeedSequence
+        Seed for the requirement model.
+    drop_status : frozenset of str
+        Subset of ``{"failed", "cancelled"}``.
+    origin : int
+        Unix time of the trace's time 0.
+    source : str
+        Description stored in the table.
+    """
+    from workloads.requirements import requirements
+
+    unknown = set(drop_status) - set(STATUS_GROUPS)
+    if unknown:
+        raise ValueError(f"drop_status: unknown status group(s) {sorted(unknown)}; use {sorted(STATUS_GROUPS)}")
+    r_all = requirements(reqs, len(trace), seed=seed)
+    submit = trace["submit_time"]
+    run = trace["run_time"]
+    status = trace["status"]
+    keep = submit.notna().to_numpy()
+    removed = {"submit time unknown": int((~keep).sum())}
+    bad_run = (run.isna() | (run <= 0)).to_numpy(dtype=bool, na_value=True) & keep
+    removed["run time unknown or <= 0"] = int(bad_run.sum())
+    keep &= ~bad_run
+    flagged: dict[str, int] = {}
+    for group, code in STATUS_GROUPS.items():
+        hit = (status == code).to_numpy(dtype=bool, na_value=False) & keep
+        if group in drop_status:
+            removed[f"status {group}"] = int(hit.sum())
+            keep &= ~hit
+        else:
+            flagged[f"status {group}"] = int(hit.sum())
+    kept = trace[keep]
+    table = JobTable.from_arrays(
+        arrival=kept["submit_time"].to_numpy(dtype=np.float64),
+        runtime=kept["run_time"].to_numpy(dtype=np.float64),
+        r=r_all[keep],
+        job_id=kept["job_id"].to_numpy(dtype=np.int64, na_value=-1),
+        user=kept["user_id"].to_numpy(dtype=np.int64, na_value=-1),
+        origin=origin,
+        source=source,
+    )
+    report = FilterReport(read=len(trace), kept=len(table), removed=removed, kept_flagged=flagged)
+    return table, report

@@ -1,0 +1,42 @@
+"""Read price books (instance types and their billing offers) from TOML data files.
+
+Price books are data, never constants in code paths (``SPEC.md`` §2). The package ships
+``ec2-2013`` (CoH paper Table 5); a user passes a path to use their own. Parsing and validation
+of the content happen in :meth:`broker.cloud.PriceBook.from_dict`; this module only reads files.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from broker.cloud import PriceBook
+
+DEFAULT_PRICE_BOOK = "ec2-2013"
+
+
+def bundled_price_books() -> list[str]:
+    """Names of the price books shipped with the package."""
+    folder = resources.files("workloads") / "data" / "pricebooks"
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def read_price_book_data(name_or_path: str | Path = DEFAULT_PRICE_BOOK) -> tuple[dict[str, Any], str]:
+    """The raw TOML content of a price book and a label naming its file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" and path.exists():
+        with path.open("rb") as fh:
+            return tomllib.load(fh), str(path)
+    name = str(name_or_path)
+    if name not in bundled_price_books():
+        raise ValueError(f"unknown price book {name!r}: not a .toml file, nor one of {bundled_price_books()}")
+    resource = resources.files("workloads") / "data" / "pricebooks" / f"{name}.toml"
+    return tomllib.loads(resource.read_text(encoding="utf-8")), f"{name}.toml"
+
+
+def load_price_book(name_or_path: str | Path = DEFAULT_PRICE_BOOK) -> PriceBook:
+    """Load and validate a price book by bundled name or by path."""
+    data, label = read_price_book_data(name_or_path)
+    return PriceBook.from_dict(data, source=label)

@@ -1,0 +1,435 @@
+"""Read Standard Workload Format (SWF) traces into DataFrames.
+
+An SWF file (Parallel Workloads Archive, SWF v2.2) is a block of ``; Key: value`` header lines
+followed by one line of 18 whitespace-separated numbers per job, ``-1`` meaning unknown. Lines
+starting with ``;`` are comments anywhere in the file. Files may be plain or gzip-compressed;
+compression is detected from the gzip magic bytes, not from the file name.
+
+Reading is streaming: the (decompressed) byte stream is fed to pandas' C parser in chunks. Only
+when that fast path fails (a malformed line) is the file read again line by line, to name the
+first bad line exactly or, in lenient mode, to skip every bad line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import itertools
+import logging
+import math
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workloads.schema import COLUMN_NAMES, INTEGER_COLUMNS, SWF_COLUMNS, from_float_columns
+
+logger = logging.getLogger(__name__)
+
+#: Number of fields on an SWF job line.
+N_FIELDS = len(SWF_COLUMNS)
+#: Rows parsed per pandas chunk.
+CHUNK_ROWS = 100_000
+#: How many skipped lines lenient mode describes in :attr:`SwfTrace.skipped_examples`.
+MAX_EXAMPLES = 5
+
+_GZIP_MAGIC = b"\x1f\x8b"
+#: float64 represents every integer up to this magnitude exactly.
+_MAX_EXACT_INT = 2**53
+_IS_INT_COLUMN = np.array([name in INTEGER_COLUMNS for name in COLUMN_NAMES])
+_NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: A job line that is certainly valid (integers of at most 15 digits, plain decimals).
+_GOOD_LINE = re.compile(
+    rb"\s*"
+    + rb"\s+".join(
+        rb"[+-]?\d{1,15}" if name in INTEGER_COLUMNS else rb"[+-]?(?:\d{1,15}\.?\d*|\.\d+)"
+        for name in COLUMN_NAMES
+    )
+    + rb"\s*"
+)
+#: ``Key: value`` after the ``;`` of a header line; keys are capitalised words (``MaxProcs``).
+_HEADER_FIELD = re.compile(r"\s*([A-Z][A-Za-z0-9_]*)\s*:(?:\s+(.*)|$)")
+_LEADING_INT = re.compile(r"\s*([+-]?\d+)\b")
+
+
+class SwfFormatError(ValueError):
+    """A trace file is not valid SWF.
+
+    The message names the file, the 1-based line number in the file (header lines counted) and,
+    for a bad value, the field number and name. ``path`` and ``line`` are also attributes.
+    """
+
+    def __init__(self, message: str, *, path: Path, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class SwfHeader:
+    """The header of an SWF file.
+
+    Attributes
+    ----------
+    max_jobs, max_records, max_nodes, max_procs : int or None
+        ``MaxJobs``, ``MaxRecords``, ``MaxNodes``, ``MaxProcs`` (counts), None when absent.
+    unix_start_time : int or None
+        ``UnixStartTime``: Unix time (seconds, UTC) of the trace's time 0.
+    time_zone_string : str or None
+        ``TimeZoneString``, e.g. ``"Europe/London"``.
+    fields : dict of str to str
+        Every ``; Key: value`` line. Repeated keys (``Partition``, ``Note``) and continuation
+        lines (comment lines without a key that follow a keyed line) are joined with newlines.
+    """
+
+    max_jobs: int | None = None
+    max_records: int | None = None
+    max_nodes: int | None = None
+    max_procs: int | None = None
+    unix_start_time: int | None = None
+    time_zone_string: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+# eq=False: DataFrames do not compare to a single bool.
+@dataclass(frozen=True, slots=True, eq=False)
+class SwfTrace:
+    """A trace read from an SWF file.
+
+    Attributes
+    ----------
+    frame : pd.DataFrame
+        One row per job record, columns and dtypes of :data:`workloads.schema.SWF_COLUMNS`
+        (times in seconds), ``-1`` read as ``pd.NA``.
+    header : SwfHeader
+        The header block.
+    path : Path
+        The file read.
+    skipped : int
+        Malformed lines skipped (lenient mode only; 0 otherwise).
+    skipped_examples : tuple of (int, str)
+        The first few skipped lines as (1-based line number, reason).
+    """
+
+    frame: pd.DataFrame
+    header: SwfHeader
+    path: Path
+    skipped: int = 0
+    skipped_examples: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(slots=True)
+class _Skips:
+    """Lines skipped in lenient mode: a count and the first few (line, reason)."""
+
+    count: int = 0
+    examples: list[tuple[int, str]] = field(default_factory=list)
+
+    def add(self, line: int, reason: str) -> None:
+        self.count += 1
+        if len(self.examples) < MAX_EXAMPLES:
+            self.examples.append((line, reason))
+
+
+def read_swf(path: str | PathLike[str], *, lenient: bool = False) -> SwfTrace:
+    """Read an SWF trace, plain or gzip-compressed.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The trace file.
+    lenient : bool
+        Skip malformed lines (counted in ``SwfTrace.skipped``, one warning logged) instead of
+        raising.
+
+    Returns
+    -------
+    SwfTrace
+        The jobs, the header and what was skipped.
+
+    Raises
+    ------
+    SwfFormatError
+        On the first malformed line (strict mode): wrong number of fields, a token that is not a
+        number, a non-integral value in an integer column; or a truncated/corrupt gzip stream.
+    """
+    path = Path(path)
+    skips = _Skips()
+    try:
+        with open_stream(path) as stream:
+            header = parse_header(_header_lines(stream))
+            values = _fast_values(stream)
+        if values is None:
+            with open_stream(path) as stream:
+                values = _checked_values(stream, path, skips, lenient=lenient)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        message = f"{path.name}: gzip stream is truncated or corrupt ({exc})"
+        raise SwfFormatError(message, path=path) from exc
+    if skips.count:
+        line, reason = skips.examples[0]
+        logger.warning(
+            "%s: skipped %d malformed line(s); first at line %d: %s",
+            path.name,
+            skips.count,
+            line,
+            reason,
+        )
+    frame = from_float_columns(dict(zip(COLUMN_NAMES, values.T, strict=True)))
+    return SwfTrace(frame, header, path, skips.count, tuple(skips.examples))
+
+
+def parse_header(lines: Iterable[str]) -> SwfHeader:
+    """Build an :class:`SwfHeader` from header comment texts (the part after ``;``).
+
+    Parameters
+    ----------
+    lines : iterable of str
+        One text per header line, without the leading ``;``. An empty text (a bare ``;`` or a
+        blank line) ends a continuation.
+
+    Returns
+    -------
+    SwfHeader
+        Typed fields parsed from the leading integer of their value (``"70  (dual)"`` -> 70).
+    """
+    values: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for text in lines:
+        match = _HEADER_FIELD.match(text)
+        if match:
+            current = values.setdefault(match[1], [])
+            current.append((match[2] or "").strip())
+        elif text.strip() and current is not None:
+            current.append(text.strip())
+        else:
+            current = None
+    fields = {key: "\n".join(parts).strip() for key, parts in values.items()}
+    return SwfHeader(
+        max_jobs=_header_int(fields, "MaxJobs"),
+        max_records=_header_int(fields, "MaxRecords"),
+        max_nodes=_header_int(fields, "MaxNodes"),
+        max_procs=_header_int(fields, "MaxProcs"),
+        unix_start_time=_header_int(fields, "UnixStartTime"),
+        time_zone_string=fields.get("TimeZoneString", "").split("\n")[0].strip() or None,
+        fields=fields,
+    )
+
+
+def _header_int(fields: dict[str, str], key: str) -> int | None:
+    match = _LEADING_INT.match(fields.get(key, ""))
+    return int(match[1]) if match else None
+
+
+@contextlib.contextmanager
+def open_stream(path: Path) -> Iterator[io.BufferedIOBase]:
+    """Open a file as a binary stream of its content, decompressing gzip transparently.
+
+    Parameters
+    ----------
+    path : Path
+        A plain or gzip-compressed file; gzip is recognised by its magic bytes, not its name.
+
+    Yields
+    ------
+    io.BufferedIOBase
+        The (decompressed) content. Reading a truncated gzip file raises ``EOFError``; a corrupt
+        one ``gzip.BadGzipFile`` or ``zlib.error``.
+    """
+    with path.open("rb") as raw:
+        magic = raw.read(len(_GZIP_MAGIC))
+        raw.seek(0)
+        if magic != _GZIP_MAGIC:
+            yield raw
+            return
+        with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+            yield unzipped
+
+
+def _header_lines(stream: io.BufferedIOBase) -> Iterator[str]:
+    """Yield the texts of the leading comment/blank lines, leaving ``stream`` at the first job."""
+    while True:
+        position = stream.tell()
+        line = stream.readline().strip()
+        if not line.startswith(b";") and (line or stream.tell() == position):
+            stream.seek(position)
+            return
+        yield line[1:].decode("utf-8", errors="replace")
+
+
+def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
+    """All job lines as a float64 ``(n, 18)`` array, or None when pandas cannot read them cleanly.
+
+    "Cleanly" means: every line has 18 numeric fields (pandas pads short lines, which shows up
+    as a conversion error), all values finite and integer columns integral.
+    """
+    try:
+        reader = pd.read_csv(
+            stream,
+            sep=r"\s+",
+            header=None,
+            comment=";",
+            dtype=np.float64,
+            na_filter=False,
+            chunksize=CHUNK_ROWS,
+            encoding="latin-1",
+            engine="c",
+        )
+        with reader:
+            blocks = [chunk.to_numpy(dtype=np.float64) for chunk in reader]
+    except pd.errors.EmptyDataError:
+        return np.empty((0, N_FIELDS))
+    except (ValueError, OverflowError):
+        return None
+    if any(block.shape[1] != N_FIELDS for block in blocks):
+        return None
+    values = np.concatenate(blocks) if blocks else np.empty((0, N_FIELDS))
+    return values if _is_clean(values) else None
+
+
+def _is_clean(values: np.ndarray) -> bool:
+    """Check that all values are finite and integer columns hold exactly representable integers."""
+    ints = values[:, _IS_INT_COLUMN]
+    return bool(
+        np.isfinite(values).all()
+        and (ints == np.trunc(ints)).all()
+        and (np.abs(ints) <= _MAX_EXACT_INT).all()
+    )
+
+
+def _checked_values(
+    stream: io.BufferedIOBase, path: Path, skips: _Skips, *, lenient: bool
+) -> np.ndarray:
+    """Read job lines after checking each in Python (the slow path); see :func:`read_swf`."""
+    lines = _valid_lines(stream, path, skips, lenient=lenient)
+    blocks = []
+    while batch := list(itertools.islice(lines, CHUNK_ROWS)):
+        blocks.append(_parse_block(b"".join(batch), path))
+    return np.concatenate(blocks) if blocks else np.empty((0, N_FIELDS))
+
+
+def _valid_lines(
+    stream: io.BufferedIOBase, path: Path, skips: _Skips, *, lenient: bool
+) -> Iterator[bytes]:
+    """Yield the data part of each valid job line; raise on (or skip) malformed ones."""
+    for number, raw in enumerate(stream, start=1):
+        data = raw.split(b";", 1)[0]
+        if not data.strip():
+            continue
+        problem = None if _GOOD_LINE.fullmatch(data) else line_problem(data.split())
+        if problem is None:
+            yield data.rstrip() + b"\n"
+        elif lenient:
+            skips.add(number, problem)
+        else:
+            raise SwfFormatError(f"{path.name}:{number}: {problem}", path=path, line=number)
+
+
+def line_problem(tokens: list[bytes]) -> str | None:
+    """Why a job line's tokens are not a valid SWF record, or None when they are.
+
+    Parameters
+    ----------
+    tokens : list of bytes
+        The whitespace-separated fields of one line (comment removed).
+
+    Returns
+    -------
+    str or None
+        E.g. ``"expected 18 fields, found 17"`` or
+        ``"field 4 (run_time): 'abc' is not a number"``.
+    """
+    if len(tokens) != N_FIELDS:
+        return f"expected {N_FIELDS} fields, found {len(tokens)}"
+    for number, (token, name) in enumerate(zip(tokens, COLUMN_NAMES, strict=True), start=1):
+        problem = _token_problem(token, integral=name in INTEGER_COLUMNS)
+        if problem is not None:
+            return f"field {number} ({name}): {token.decode('latin-1')!r} {problem}"
+    return None
+
+
+def _token_problem(token: bytes, *, integral: bool) -> str | None:
+    if not _NUMBER.fullmatch(token):
+        return "is not a number"
+    value = float(token)
+    if not math.isfinite(value):
+        return "is out of range"
+    if integral and not (value.is_integer() and abs(value) <= _MAX_EXACT_INT):
+        return "is not an integer"
+    return None
+
+
+def _parse_block(block: bytes, path: Path) -> np.ndarray:
+    """Parse already-checked job lines; failure here means the checks and pandas disagree."""
+    try:
+        values = pd.read_csv(
+            io.BytesIO(block), sep=r"\s+", header=None, dtype=np.float64, na_filter=False
+        ).to_numpy(dtype=np.float64)
+    except (ValueError, OverflowError) as exc:
+        raise SwfFormatError(f"{path.name}: cannot parse job lines: {exc}", path=path) from exc
+    if values.shape[1] != N_FIELDS or not _is_clean(values):
+        raise SwfFormatError(f"{path.name}: cannot parse job lines", path=path)
+    return values
+
+
+def trace_info(trace: SwfTrace) -> dict[str, Any]:
+    """Summarise a trace (JSON-serialisable: plain ints, strs, lists, dicts and None).
+
+    Parameters
+    ----------
+    trace : SwfTrace
+        A trace from :func:`read_swf`.
+
+    Returns
+    -------
+    dict
+        ``path``; ``jobs`` (records read); ``skipped``; ``first_submit``, ``last_submit`` and
+        ``span_s`` (seconds since the trace origin); ``first_submit_utc``/``last_submit_utc``
+        (ISO 8601, None without ``UnixStartTime``); ``unix_start_time``;
+        ``time_zone_string``; ``max_procs`` (header ``MaxProcs``, else the largest
+        allocated/requested processor count); ``max_nodes`` (header ``MaxNodes``);
+        ``fields_present`` / ``fields_missing`` (columns with / without a known value);
+        ``header`` (all header fields).
+    """
+    frame, header = trace.frame, trace.header
+    first = _int_or_none(frame["submit_time"].min())
+    last = _int_or_none(frame["submit_time"].max())
+    present = [name for name in COLUMN_NAMES if frame[name].notna().any()]
+    observed_procs = frame[["allocated_procs", "requested_procs"]].max().max()
+    return {
+        "path": str(trace.path),
+        "jobs": len(frame),
+        "skipped": trace.skipped,
+        "first_submit": first,
+        "last_submit": last,
+        "span_s": None if first is None or last is None else last - first,
+        "first_submit_utc": _utc(header.unix_start_time, first),
+        "last_submit_utc": _utc(header.unix_start_time, last),
+        "unix_start_time": header.unix_start_time,
+        "time_zone_string": header.time_zone_string,
+        "max_procs": header.max_procs
+        if header.max_procs is not None
+        else _int_or_none(observed_procs),
+        "max_nodes": header.max_nodes,
+        "fields_present": present,
+        "fields_missing": [name for name in COLUMN_NAMES if name not in present],
+        "header": dict(header.fields),
+    }
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def _utc(origin: int | None, seconds: int | None) -> str | None:
+    """ISO 8601 UTC time of ``origin + seconds`` (Unix seconds), None if either is unknown."""
+    if origin is None or seconds is None:
+        return None
+    return datetime.fromtimestamp(origin + seconds, tz=UTC).isoformat()
