@@ -144,7 +144,8 @@ def _offer(entry: dict[str, Any], source: str, where: str, names: set[str]) -> O
         raise PriceBookError(f"{source}: {where}: field 'instance_type': unknown type {type_name!r}")
     option = _field(entry, "option", str, source, where)
     if option not in (ON_DEMAND, *RESERVED_OPTIONS):
-        raise PriceBookError(f"{source}: {where}: field 'option': {option!r} is not one of {(ON_DEMAND, *RESERVED_OPTIONS)}")
+        options = (ON_DEMAND, *RESERVED_OPTIONS)
+        raise PriceBookError(f"{source}: {where}: field 'option': {option!r} is not one of {options}")
     term = entry.get("term_years")
     if option != ON_DEMAND and not isinstance(term, int):
         raise PriceBookError(f"{source}: {where}: field 'term_years' is required for {option}")

@@ -27,7 +27,10 @@ from heuristics.fleet import Batch, Fleet, Plan
 class Member(Protocol):
     """A portfolio member: returns a plan for every job of the batch."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Label used in win counts and records."""
+        ...
 
     @property
     def needs_stats(self) -> bool:

@@ -20,7 +20,7 @@ import heapq
 import itertools
 import math
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class EngineConfig:
 
     tick: float = 10.0
     boot_time: float = 120.0
-    billing: Billing = Billing()
+    billing: Billing = field(default_factory=Billing)
     validate: bool = False
 
     def __post_init__(self) -> None:

@@ -1,5 +1,6 @@
-"""Run metrics (``SPEC.md`` §3): rental cost, the lower bound LB, cost/LB, utilization,
-VM-hours by type and wait times, as a summary plus per-job and per-VM DataFrames.
+"""Run metrics (``SPEC.md`` §3) as a summary plus per-job and per-VM DataFrames.
+
+Rental cost, the lower bound LB, cost/LB, utilization, VM-hours by type and wait times.
 
 ``LB = sum_i r_i (d_i - a_i) / w_k * c_k / BTU`` with ``(w_k, c_k)`` the most cost-efficient
 type: an ideal VM that scales vertically and is charged exactly for what it uses (CoH §5.1).

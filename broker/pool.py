@@ -48,6 +48,23 @@ class VmRecord:
 class Pool:
     """Slot arrays of the VMs currently leased, and the ledger of released ones."""
 
+    vm_id: np.ndarray
+    vm_type: np.ndarray
+    n_jobs: np.ndarray
+    hosted: np.ndarray
+    capacity: np.ndarray
+    free: np.ndarray
+    boot_start: np.ndarray
+    ready_at: np.ndarray
+    anchor: np.ndarray
+    last_departure: np.ndarray
+    busy: np.ndarray
+    arr_min: np.ndarray
+    arr_max: np.ndarray
+    arr_sum: np.ndarray
+    dep_min: np.ndarray
+    dep_max: np.ndarray
+
     def __init__(self, catalog: Catalog, billing: Billing, boot_time: float) -> None:
         self.catalog, self.billing, self.boot_time = catalog, billing, boot_time
         self.size = 0
@@ -68,7 +85,7 @@ class Pool:
         self.size = size
 
     def _resize(self, name: str, size: int, dtype: type, fill: float) -> None:
-        new = np.full(size, fill, dtype=dtype)
+        new: np.ndarray = np.full(size, fill, dtype=dtype)
         if self.size:
             new[: self.size] = getattr(self, name)
         setattr(self, name, new)

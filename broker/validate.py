@@ -68,7 +68,9 @@ class Validator:
         early = np.flatnonzero(start < arrival - EPS)
         if len(early):
             i = placed[early[0]]
-            raise InvariantError(f"job {e.jobs.job_id[i]} starts at {start[early[0]]} before its arrival {arrival[early[0]]}")
+            raise InvariantError(
+                f"job {e.jobs.job_id[i]} starts at {start[early[0]]} before its arrival {arrival[early[0]]}"
+            )
 
     def at_release(self, record: VmRecord) -> None:
         """Checks for a VM just released: billed time >= leased time >= the life of its jobs."""
@@ -80,7 +82,8 @@ class Validator:
         jobs = np.flatnonzero(e.job_vm == record.vm_id)
         if len(jobs) != record.jobs_hosted:
             raise InvariantError(f"VM {record.vm_id}: ledger says {record.jobs_hosted} jobs, found {len(jobs)}")
-        if len(jobs) and (e.job_start[jobs].min() < record.ready_at - EPS or e.job_end[jobs].max() > record.released_at + EPS):
+        early = len(jobs) and e.job_start[jobs].min() < record.ready_at - EPS
+        if early or (len(jobs) and e.job_end[jobs].max() > record.released_at + EPS):
             raise InvariantError(f"VM {record.vm_id}: a job ran outside [{record.ready_at}, {record.released_at}]")
 
     def at_end(self) -> None:

@@ -1,5 +1,7 @@
-"""What a placement heuristic sees: the jobs to place (:class:`Batch`), the VMs already leased
-(:class:`Fleet`), and what it returns (:class:`Plan`).
+"""What a placement heuristic sees and returns.
+
+The jobs to place (:class:`Batch`), the VMs already leased (:class:`Fleet`), and the placement
+(:class:`Plan`).
 
 These are plain snapshots of arrays so that heuristics stay pure functions, independent of the
 engine: same batch, fleet and seed give the same plan.
@@ -73,14 +75,16 @@ class Fleet:
         raise ValueError(f"no VM type holds a job of requirement {r}")
 
     @classmethod
-    def empty(cls, *, now: float, boot_time: float, type_capacity: np.ndarray, type_order: np.ndarray,
-              new_rollover: float = 3600.0) -> Fleet:
+    def empty(
+        cls, *, now: float, boot_time: float, type_capacity: np.ndarray, type_order: np.ndarray,
+        new_rollover: float = 3600.0,
+    ) -> Fleet:
         """A fleet with no VMs (the first tick of a run, and tests)."""
         f = np.empty(0, dtype=np.float64)
-        return cls(now=now, boot_time=boot_time, free=f, capacity=f, vm_type=np.empty(0, np.int64),
-                   ready_at=f, anchor=f, last_departure=f, n_jobs=np.empty(0, np.int64), arr_min=f, arr_max=f, arr_mean=f,
-                   dep_min=f, dep_max=f, rollover=f, new_rollover=new_rollover,
-                   type_capacity=type_capacity, type_order=type_order)
+        i = np.empty(0, dtype=np.int64)
+        return cls(now=now, boot_time=boot_time, free=f, capacity=f, vm_type=i, ready_at=f, anchor=f,
+                   last_departure=f, n_jobs=i, arr_min=f, arr_max=f, arr_mean=f, dep_min=f, dep_max=f,
+                   rollover=f, new_rollover=new_rollover, type_capacity=type_capacity, type_order=type_order)
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,7 +193,7 @@ def job_view(
     submit = trace["submit_time"]
     run = trace["run_time"]
     status = trace["status"]
-    keep = submit.notna().to_numpy()
+    keep = submit.notna().to_numpy(dtype=bool, copy=True)
     removed = {"submit time unknown": int((~keep).sum())}
     bad_run = (run.isna() | (run <= 0)).to_numpy(dtype=bool, na_value=True) & keep
     removed["run time unknown or <= 0"] = int(bad_run.sum())

@@ -24,12 +24,14 @@ the authors' reference program ``m_lublin99.c`` (Parallel Workloads Archive). Th
 **Job types** (``INCLUDE_JOBS_TYPE``): by default, as in the reference program, interactive and
 batch jobs come from two independent arrival streams with their own parameters; the merged stream
 takes whichever stream's next job comes first (ties go to interactive). The type is written to the
-SWF ``queue`` field (0 interactive, 1 batch) as the reference program does. ``LublinParams.typeless()``
-gives the model's single "whole sample" parameter set and one stream (queue 0).
+SWF ``queue`` field (0 interactive, 1 batch) as the reference program does.
+``LublinParams.typeless()`` gives the model's single "whole sample" parameter set and one stream
+(queue 0).
 
 **Machine size**: ``umed`` and ``uhi`` are the reference values for a ``reference_nodes`` = 128
-node machine (``UHI = log2(128)``); for ``nodes`` they are shifted by ``log2(nodes / 128)``, keeping
-the program's advice ``UMED = UHI - 2.5`` (range 1.5-3.5); ``ulow`` (smallest parallel job) stays.
+node machine (``UHI = log2(128)``); for ``nodes`` both shift by ``log2(nodes / 128)``, keeping their
+gap (the program advises ``UMED = UHI - 2.5``, within 1.5-3.5); ``ulow`` (smallest parallel job)
+stays. Sizes are capped at ``nodes``.
 
 **Users**: the model has none. Each job's user is drawn independently from ``n_users`` users with
 Zipf-like probabilities proportional to ``rank ** -user_zipf_exponent`` (this project's choice).
@@ -52,7 +54,7 @@ from workloads import schema
 
 logger = logging.getLogger(__name__)
 
-#: Job types, the indices of the per-type tuples of :class:`LublinParams` (reference: ACTIVE, BATCH).
+#: Job types: indices of the per-type tuples of :class:`LublinParams` (reference ACTIVE, BATCH).
 INTERACTIVE = 0
 BATCH = 1
 #: Half-hour buckets in a day (reference ``BUCKETS``) and their length in seconds.
@@ -103,9 +105,15 @@ class LublinParams:
     n_users: int = 64
     user_zipf_exponent: float = 1.0
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.start_hour < 24:
+            raise ValueError(f"start_hour must be in 0..23, got {self.start_hour}")
+        if self.n_users < 1 or self.reference_nodes < 1:
+            raise ValueError("n_users and reference_nodes must be >= 1")
+
     @classmethod
     def typeless(cls) -> LublinParams:
-        """The model's "whole sample" parameters (reference ``INCLUDE_JOBS_TYPE 0``), one stream."""
+        """Return the "whole sample" parameters (reference ``INCLUDE_JOBS_TYPE 0``), one stream."""
         return replace(
             cls(),
             serial_prob=_both(0.244),  # SERIAL_PROB
@@ -150,8 +158,8 @@ def daily_weights(params: LublinParams, kind: int) -> np.ndarray:
     """Relative arrival intensity of each half-hour bucket of the day (reference ``arrive_init``).
 
     Bucket ``k`` (``k * 1800`` s after midnight) gets the gamma(``anum``, ``bnum``) probability of
-    ``[i - 0.5, i + 0.5]``, ``i = cyclic_day_start + (k + 1 - cyclic_day_start) mod 48``; the weights
-    are normalised to mean 1.
+    ``[i - 0.5, i + 0.5]`` with ``i = cyclic_day_start + (k + 1 - cyclic_day_start) mod 48``; the
+    weights are normalised to mean 1.
 
     Returns
     -------
@@ -161,8 +169,8 @@ def daily_weights(params: LublinParams, kind: int) -> np.ndarray:
     k = np.arange(BUCKETS)
     start = params.cyclic_day_start
     centre = start + (k + 1 - start) % BUCKETS
-    nodes, quad_weights = np.polynomial.legendre.leggauss(_QUADRATURE_POINTS)
-    x = centre[:, None] + 0.5 * nodes[None, :]
+    abscissae, quad_weights = np.polynomial.legendre.leggauss(_QUADRATURE_POINTS)
+    x = centre[:, None] + 0.5 * abscissae[None, :]
     mass = 0.5 * (_gamma_pdf(x, params.anum[kind], params.bnum[kind]) @ quad_weights)
     return mass / mass.mean()
 
@@ -201,12 +209,15 @@ def _truncated_hyper_gamma(
     return out
 
 
-def _stream_arrivals(rng: np.random.Generator, n: int, params: LublinParams, kind: int) -> np.ndarray:
+def _stream_arrivals(
+    rng: np.random.Generator, n: int, params: LublinParams, kind: int
+) -> np.ndarray:
     """Arrival times (float seconds since time 0) of ``n`` jobs of one type's stream."""
     shape = np.full(n, params.aarr[kind] * params.arar[kind])
     scale = np.full(n, params.barr[kind])
-    log_gap = _truncated_hyper_gamma(rng, np.ones(n), (shape, scale), (shape, scale),
-                                     params.max_log_interarrival)
+    log_gap = _truncated_hyper_gamma(
+        rng, np.ones(n), (shape, scale), (shape, scale), params.max_log_interarrival
+    )
     points = np.cumsum(np.exp(log_gap) / SECONDS_IN_BUCKET)
     return _points_to_seconds(points, daily_weights(params, kind), params.start_hour)
 
@@ -224,8 +235,10 @@ def _points_to_seconds(points: np.ndarray, weights: np.ndarray, start_hour: int)
     return (day * BUCKETS + bucket + within - first_bucket) * SECONDS_IN_BUCKET
 
 
-def _arrivals(rng: np.random.Generator, n: int, params: LublinParams) -> tuple[np.ndarray, np.ndarray]:
-    """Merged arrival times (seconds) and job types of the first ``n`` jobs (reference ``arrive``)."""
+def _arrivals(
+    rng: np.random.Generator, n: int, params: LublinParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """Merge the streams: arrival times (s) and types of the first ``n`` jobs (``arrive``)."""
     if not params.job_types:
         return _stream_arrivals(rng, n, params, INTERACTIVE), np.full(n, INTERACTIVE)
     times = np.concatenate([_stream_arrivals(rng, n, params, k) for k in (INTERACTIVE, BATCH)])
@@ -234,7 +247,9 @@ def _arrivals(rng: np.random.Generator, n: int, params: LublinParams) -> tuple[n
     return times[order], kinds[order]
 
 
-def _sizes(rng: np.random.Generator, kinds: np.ndarray, params: LublinParams, nodes: int) -> np.ndarray:
+def _sizes(
+    rng: np.random.Generator, kinds: np.ndarray, params: LublinParams, nodes: int
+) -> np.ndarray:
     """Processors per job (reference ``calc_number_of_nodes`` and ``two_stage_uniform``)."""
     serial_prob = np.asarray(params.serial_prob)[kinds]
     u = rng.random(len(kinds))
@@ -250,8 +265,9 @@ def _sizes(rng: np.random.Generator, kinds: np.ndarray, params: LublinParams, no
     return np.clip(np.where(serial, 1.0, size), 1, nodes)
 
 
-def _run_times(rng: np.random.Generator, kinds: np.ndarray, sizes: np.ndarray,
-               params: LublinParams) -> np.ndarray:
+def _run_times(
+    rng: np.random.Generator, kinds: np.ndarray, sizes: np.ndarray, params: LublinParams
+) -> np.ndarray:
     """Run times in whole seconds >= 1 (reference ``time_from_nodes``)."""
     p = np.clip(np.asarray(params.pa)[kinds] * sizes + np.asarray(params.pb)[kinds], 0.0, 1.0)
     first = (np.asarray(params.a1)[kinds], np.asarray(params.b1)[kinds])
@@ -289,10 +305,11 @@ def generate_lublin(
     Returns
     -------
     pd.DataFrame
-        SWF columns and dtypes (:mod:`workloads.schema`): job ids 1..n in arrival order, submit time
-        in integer seconds from a midnight at time 0, run time in seconds (>= 1), allocated =
-        requested processors = size, status 1 (completed), user id from the Zipf-like user model,
-        queue = job type (0 interactive, 1 batch); all other fields unknown (``pd.NA``).
+        SWF columns and dtypes (:mod:`workloads.schema`): job ids 1..n in arrival order; submit
+        time in integer seconds since time 0, which is ``params.start_hour`` o'clock (midnight by
+        default); run time in seconds (>= 1); allocated = requested processors = size; status 1
+        (completed); user id from the Zipf-like user model; queue = job type (0 interactive,
+        1 batch); all other fields unknown (``pd.NA``).
     """
     if n_jobs < 0:
         raise ValueError(f"n_jobs must be >= 0, got {n_jobs}")
@@ -307,11 +324,12 @@ def generate_lublin(
     return _to_frame(np.floor(submit), run, sizes, users, kinds)
 
 
-def _to_frame(submit: np.ndarray, run: np.ndarray, sizes: np.ndarray, users: np.ndarray,
-              kinds: np.ndarray) -> pd.DataFrame:
+def _to_frame(
+    submit: np.ndarray, run: np.ndarray, sizes: np.ndarray, users: np.ndarray, kinds: np.ndarray
+) -> pd.DataFrame:
     n = len(submit)
     unknown = np.full(n, -1.0)
-    columns: dict[str, object] = {name: unknown for name in schema.COLUMN_NAMES}
+    columns: dict[str, object] = dict.fromkeys(schema.COLUMN_NAMES, unknown)
     columns.update(
         job_id=np.arange(1, n + 1, dtype=np.float64),
         submit_time=submit,
@@ -326,7 +344,7 @@ def _to_frame(submit: np.ndarray, run: np.ndarray, sizes: np.ndarray, users: np.
 
 
 def default_workload(*, seed: int = 0, n_jobs: int = 2000) -> pd.DataFrame:
-    """The embedded default trace for the README's first command, demos and notebooks.
+    """Return the embedded default trace for the README's first command, demos and notebooks.
 
     The Lublin–Feitelson model with its default (batch + interactive) parameters on a 256-node
     machine: ``generate_lublin(n_jobs, nodes=256, seed=seed)``. 2,000 jobs span about 11 days and

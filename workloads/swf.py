@@ -192,8 +192,10 @@ def parse_header(lines: Iterable[str]) -> SwfHeader:
     Parameters
     ----------
     lines : iterable of str
-        One text per header line, without the leading ``;``. An empty text (a bare ``;`` or a
-        blank line) ends a continuation.
+        One text per header line, without the leading ``;``. A line without a key continues
+        the previous key's value when it is indented at least to where that value starts (or,
+        after a key with an empty value or one ending in ``:``, indented past the key). Other
+        keyless lines (column legends, free text after a bare ``;``) are not kept.
 
     Returns
     -------
@@ -202,12 +204,16 @@ def parse_header(lines: Iterable[str]) -> SwfHeader:
     """
     values: dict[str, list[str]] = {}
     current: list[str] | None = None
+    indent = 0
     for text in lines:
         match = _HEADER_FIELD.match(text)
         if match:
+            value = (match[2] or "").strip()
             current = values.setdefault(match[1], [])
-            current.append((match[2] or "").strip())
-        elif text.strip() and current is not None:
+            current.append(value)
+            opens_block = not value or value.endswith(":")
+            indent = match.start(1) + 1 if opens_block else match.start(2)
+        elif current is not None and text.strip() and len(text) - len(text.lstrip()) >= indent:
             current.append(text.strip())
         else:
             current = None
