@@ -143,7 +143,8 @@ class Engine:
         self.ticks += 1
         self._last_tick, self._tick_at = now, math.inf
         end = bisect_right(self._arrival, now + self.policy.lookahead, lo=self._next_new)
-        index = np.array(self._waiting + list(range(self._next_new, end)), dtype=np.int64)
+        fresh = np.arange(self._next_new, end, dtype=np.int64)
+        index = np.concatenate((np.array(self._waiting, dtype=np.int64), fresh)) if self._waiting else fresh
         self._next_new = end
         placed: set[int] = set()
         if len(index):

@@ -74,6 +74,7 @@ class Pool:
         self.members: list[set[int]] = []
         self.dirty: set[int] = set()
         self.ledger: list[VmRecord] = []
+        self._type_order = catalog.efficiency_order()
         self._grow(64)
 
     def _grow(self, size: int) -> None:
@@ -159,18 +160,14 @@ class Pool:
         n = self.n_slots
         if stats:
             self._refresh(arrival, departure)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = self.arr_sum[:n] / self.n_jobs[:n]
-        btu = self.billing.btu
         return Fleet(
             now=now, boot_time=self.boot_time, free=self.free[:n], capacity=self.capacity[:n],
             vm_type=self.vm_type[:n], ready_at=self.ready_at[:n], anchor=self.anchor[:n],
             last_departure=self.last_departure[:n], n_jobs=self.n_jobs[:n],
-            arr_min=self.arr_min[:n], arr_max=self.arr_max[:n], arr_mean=np.where(self.n_jobs[:n] > 0, mean, np.nan),
+            arr_min=self.arr_min[:n], arr_max=self.arr_max[:n], arr_sum=self.arr_sum[:n],
             dep_min=self.dep_min[:n], dep_max=self.dep_max[:n],
-            rollover=btu - np.mod(now - self.anchor[:n], btu),
-            new_rollover=self.billing.time_to_rollover(self.billing.anchor(now), now),
-            type_capacity=self.catalog.capacity, type_order=self.catalog.efficiency_order(),
+            btu=self.billing.btu, new_rollover=self.billing.time_to_rollover(self.billing.anchor(now), now),
+            type_capacity=self.catalog.capacity, type_order=self._type_order,
         )
 
     def _clear_stats(self, slot: int) -> None:

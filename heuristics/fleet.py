@@ -37,8 +37,9 @@ class Fleet:
     """The leased VMs at one tick, one entry per engine slot (dead slots have ``free < 0``).
 
     Times are seconds; capacities in capacity units. Statistics of a VM's current jobs
-    (``arr_*``, ``dep_*``) are ``nan`` for a VM that hosts none. ``rollover`` is the time until
-    the VM's current billing unit rolls over; ``new_rollover`` the same for a VM started now.
+    (``arr_min``, ``arr_max``, ``dep_*``) are ``nan`` for a VM that hosts none; ``arr_sum`` is the
+    sum of their arrivals. :attr:`rollover` is the time until the VM's current billing unit of
+    ``btu`` seconds rolls over; ``new_rollover`` the same for a VM started now.
     ``anchor`` is where a VM's billing units are counted from and ``last_departure`` the latest
     departure of any job it has hosted (its boot start if none): the IPP objective needs both.
     ``type_capacity`` lists every VM type's capacity and ``type_order`` the types by decreasing
@@ -56,16 +57,27 @@ class Fleet:
     n_jobs: np.ndarray
     arr_min: np.ndarray
     arr_max: np.ndarray
-    arr_mean: np.ndarray
+    arr_sum: np.ndarray
     dep_min: np.ndarray
     dep_max: np.ndarray
-    rollover: np.ndarray
+    btu: float
     new_rollover: float
     type_capacity: np.ndarray
     type_order: np.ndarray
 
     def __len__(self) -> int:
         return len(self.free)
+
+    @property
+    def arr_mean(self) -> np.ndarray:
+        """Mean arrival (s) of each VM's jobs; ``nan`` for a VM hosting none."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.n_jobs > 0, self.arr_sum / self.n_jobs, np.nan)
+
+    @property
+    def rollover(self) -> np.ndarray:
+        """Seconds until each VM's current billing unit rolls over."""
+        return self.btu - np.mod(self.now - self.anchor, self.btu)
 
     def cost_efficient_type(self, r: float) -> int:
         """The most cost-efficient VM type whose capacity holds requirement ``r``."""
@@ -77,14 +89,14 @@ class Fleet:
     @classmethod
     def empty(
         cls, *, now: float, boot_time: float, type_capacity: np.ndarray, type_order: np.ndarray,
-        new_rollover: float = 3600.0,
+        btu: float = 3600.0, new_rollover: float = 3600.0,
     ) -> Fleet:
         """A fleet with no VMs (the first tick of a run, and tests)."""
         f = np.empty(0, dtype=np.float64)
         i = np.empty(0, dtype=np.int64)
         return cls(now=now, boot_time=boot_time, free=f, capacity=f, vm_type=i, ready_at=f, anchor=f,
-                   last_departure=f, n_jobs=i, arr_min=f, arr_max=f, arr_mean=f, dep_min=f, dep_max=f,
-                   rollover=f, new_rollover=new_rollover, type_capacity=type_capacity, type_order=type_order)
+                   last_departure=f, n_jobs=i, arr_min=f, arr_max=f, arr_sum=f, dep_min=f, dep_max=f,
+                   btu=btu, new_rollover=new_rollover, type_capacity=type_capacity, type_order=type_order)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,17 +47,21 @@ _MAX_EXACT_INT = 2**53
 _IS_INT_COLUMN = np.array([name in INTEGER_COLUMNS for name in COLUMN_NAMES])
 _NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 #: A job line that is certainly valid (integers of at most 15 digits, plain decimals).
-_GOOD_LINE = re.compile(
-    rb"\s*"
-    + rb"\s+".join(
-        rb"[+-]?\d{1,15}" if name in INTEGER_COLUMNS else rb"[+-]?(?:\d{1,15}\.?\d*|\.\d+)"
-        for name in COLUMN_NAMES
-    )
-    + rb"\s*"
-)
+_INT_TOKEN, _DECIMAL_TOKEN = rb"[+-]?\d{1,15}", rb"[+-]?(?:\d{1,15}\.?\d*|\.\d+)"
+_GOOD_LINE = re.compile(rb"\s+".join(_INT_TOKEN if i else _DECIMAL_TOKEN for i in _IS_INT_COLUMN))
 #: ``Key: value`` after the ``;`` of a header line; keys are capitalised words (``MaxProcs``).
 _HEADER_FIELD = re.compile(r"\s*([A-Z][A-Za-z0-9_]*)\s*:(?:\s+(.*)|$)")
 _LEADING_INT = re.compile(r"\s*([+-]?\d+)\b")
+#: pandas C-parser options for job lines: whitespace-separated floats, ``;`` comments.
+_CSV_OPTIONS: dict[str, Any] = {
+    "sep": r"\s+",
+    "header": None,
+    "comment": ";",
+    "dtype": np.float64,
+    "na_filter": False,
+    "encoding": "latin-1",
+    "engine": "c",
+}
 
 
 class SwfFormatError(ValueError):
@@ -175,13 +179,8 @@ def read_swf(path: str | PathLike[str], *, lenient: bool = False) -> SwfTrace:
         raise SwfFormatError(message, path=path) from exc
     if skips.count:
         line, reason = skips.examples[0]
-        logger.warning(
-            "%s: skipped %d malformed line(s); first at line %d: %s",
-            path.name,
-            skips.count,
-            line,
-            reason,
-        )
+        message = "%s: skipped %d malformed line(s); first at line %d: %s"
+        logger.warning(message, path.name, skips.count, line, reason)
     frame = from_float_columns(dict(zip(COLUMN_NAMES, values.T, strict=True)))
     return SwfTrace(frame, header, path, skips.count, tuple(skips.examples))
 
@@ -195,12 +194,8 @@ def parse_header(lines: Iterable[str]) -> SwfHeader:
         One text per header line, without the leading ``;``. A line without a key continues
         the previous key's value when it is indented at least to where that value starts (or,
         after a key with an empty value or one ending in ``:``, indented past the key). Other
-        keyless lines (column legends, free text after a bare ``;``) are not kept.
-
-    Returns
-    -------
-    SwfHeader
-        Typed fields parsed from the leading integer of their value (``"70  (dual)"`` -> 70).
+        keyless lines (column legends, free text after a bare ``;``) are not kept. Typed
+        fields take the leading integer of their value (``"70  (dual)"`` -> 70).
     """
     values: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -236,18 +231,10 @@ def _header_int(fields: dict[str, str], key: str) -> int | None:
 
 @contextlib.contextmanager
 def open_stream(path: Path) -> Iterator[io.BufferedIOBase]:
-    """Open a file as a binary stream of its content, decompressing gzip transparently.
+    """Open a plain or gzip file (recognised by its magic bytes) as a stream of its content.
 
-    Parameters
-    ----------
-    path : Path
-        A plain or gzip-compressed file; gzip is recognised by its magic bytes, not its name.
-
-    Yields
-    ------
-    io.BufferedIOBase
-        The (decompressed) content. Reading a truncated gzip file raises ``EOFError``; a corrupt
-        one ``gzip.BadGzipFile`` or ``zlib.error``.
+    Reading a truncated gzip file raises ``EOFError``; a corrupt one ``gzip.BadGzipFile`` or
+    ``zlib.error``.
     """
     with path.open("rb") as raw:
         magic = raw.read(len(_GZIP_MAGIC))
@@ -271,24 +258,12 @@ def _header_lines(stream: io.BufferedIOBase) -> Iterator[str]:
 
 
 def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
-    """All job lines as a float64 ``(n, 18)`` array, or None when pandas cannot read them cleanly.
+    """Read all job lines as a float64 ``(n, 18)`` array; None if any line is not clean.
 
-    "Cleanly" means: every line has 18 numeric fields (pandas pads short lines, which shows up
-    as a conversion error), all values finite and integer columns integral.
+    pandas pads short lines; with ``na_filter=False`` the padding is a conversion error.
     """
     try:
-        reader = pd.read_csv(
-            stream,
-            sep=r"\s+",
-            header=None,
-            comment=";",
-            dtype=np.float64,
-            na_filter=False,
-            chunksize=CHUNK_ROWS,
-            encoding="latin-1",
-            engine="c",
-        )
-        with reader:
+        with pd.read_csv(stream, chunksize=CHUNK_ROWS, **_CSV_OPTIONS) as reader:
             blocks = [chunk.to_numpy(dtype=np.float64) for chunk in reader]
     except pd.errors.EmptyDataError:
         return np.empty((0, N_FIELDS))
@@ -329,7 +304,7 @@ def _valid_lines(
         data = raw.split(b";", 1)[0]
         if not data.strip():
             continue
-        problem = None if _GOOD_LINE.fullmatch(data) else line_problem(data.split())
+        problem = None if _GOOD_LINE.fullmatch(data.strip()) else _line_problem(data.split())
         if problem is None:
             yield data.rstrip() + b"\n"
         elif lenient:
@@ -338,20 +313,8 @@ def _valid_lines(
             raise SwfFormatError(f"{path.name}:{number}: {problem}", path=path, line=number)
 
 
-def line_problem(tokens: list[bytes]) -> str | None:
-    """Why a job line's tokens are not a valid SWF record, or None when they are.
-
-    Parameters
-    ----------
-    tokens : list of bytes
-        The whitespace-separated fields of one line (comment removed).
-
-    Returns
-    -------
-    str or None
-        E.g. ``"expected 18 fields, found 17"`` or
-        ``"field 4 (run_time): 'abc' is not a number"``.
-    """
+def _line_problem(tokens: list[bytes]) -> str | None:
+    """Say why a job line's fields are invalid (``"field 4 (run_time): 'x' is not a number"``)."""
     if len(tokens) != N_FIELDS:
         return f"expected {N_FIELDS} fields, found {len(tokens)}"
     for number, (token, name) in enumerate(zip(tokens, COLUMN_NAMES, strict=True), start=1):
@@ -375,9 +338,7 @@ def _token_problem(token: bytes, *, integral: bool) -> str | None:
 def _parse_block(block: bytes, path: Path) -> np.ndarray:
     """Parse already-checked job lines; failure here means the checks and pandas disagree."""
     try:
-        values = pd.read_csv(
-            io.BytesIO(block), sep=r"\s+", header=None, dtype=np.float64, na_filter=False
-        ).to_numpy(dtype=np.float64)
+        values = pd.read_csv(io.BytesIO(block), **_CSV_OPTIONS).to_numpy(dtype=np.float64)
     except (ValueError, OverflowError) as exc:
         raise SwfFormatError(f"{path.name}: cannot parse job lines: {exc}", path=path) from exc
     if values.shape[1] != N_FIELDS or not _is_clean(values):
@@ -408,7 +369,9 @@ def trace_info(trace: SwfTrace) -> dict[str, Any]:
     first = _int_or_none(frame["submit_time"].min())
     last = _int_or_none(frame["submit_time"].max())
     present = [name for name in COLUMN_NAMES if frame[name].notna().any()]
-    observed_procs = frame[["allocated_procs", "requested_procs"]].max().max()
+    max_procs = header.max_procs
+    if max_procs is None:
+        max_procs = _int_or_none(frame[["allocated_procs", "requested_procs"]].max().max())
     return {
         "path": str(trace.path),
         "jobs": len(frame),
@@ -420,9 +383,7 @@ def trace_info(trace: SwfTrace) -> dict[str, Any]:
         "last_submit_utc": _utc(header.unix_start_time, last),
         "unix_start_time": header.unix_start_time,
         "time_zone_string": header.time_zone_string,
-        "max_procs": header.max_procs
-        if header.max_procs is not None
-        else _int_or_none(observed_procs),
+        "max_procs": max_procs,
         "max_nodes": header.max_nodes,
         "fields_present": present,
         "fields_missing": [name for name in COLUMN_NAMES if name not in present],

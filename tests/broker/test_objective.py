@@ -21,8 +21,8 @@ def one_vm_fleet(ld: float) -> Fleet:
     a = np.array
     return Fleet(now=1000.0, boot_time=120.0, free=a([300.0]), capacity=a([410.0]), vm_type=a([1]),
                  ready_at=a([120.0]), anchor=a([0.0]), last_departure=a([ld]), n_jobs=a([1]),
-                 arr_min=a([np.nan]), arr_max=a([np.nan]), arr_mean=a([np.nan]), dep_min=a([np.nan]),
-                 dep_max=a([np.nan]), rollover=a([2600.0]), new_rollover=3600.0,
+                 arr_min=a([np.nan]), arr_max=a([np.nan]), arr_sum=a([0.0]), dep_min=a([np.nan]),
+                 dep_max=a([np.nan]), btu=3600.0, new_rollover=3600.0,
                  type_capacity=CATALOG.capacity, type_order=CATALOG.efficiency_order())
 
 

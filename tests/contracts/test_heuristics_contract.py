@@ -38,8 +38,9 @@ def fleets(draw: st.DrawFn) -> Fleet:
     free = np.where(dead, -1.0, capacity - used)
     return Fleet(now=1000.0, boot_time=120.0, free=free, capacity=capacity, vm_type=vm_type,
                  ready_at=start + 120, anchor=start, last_departure=np.where(n_jobs > 0, start + 5000, start),
-                 n_jobs=n_jobs, arr_min=stat, arr_max=stat + 3, arr_mean=stat + 1, dep_min=stat + 4000,
-                 dep_max=stat + 5000, rollover=3600 - np.mod(1000 - start, 3600), new_rollover=3600.0,
+                 n_jobs=n_jobs, arr_min=stat, arr_max=stat + 3, arr_sum=np.where(n_jobs > 0, (stat + 1) * n_jobs, 0.0),
+                 dep_min=stat + 4000,
+                 dep_max=stat + 5000, btu=3600.0, new_rollover=3600.0,
                  type_capacity=TYPE_CAPACITY, type_order=TYPE_ORDER)
 
 

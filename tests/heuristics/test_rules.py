@@ -26,12 +26,12 @@ def fleet(free, *, dep_max=None, arr_min=None, rollover=None, n_jobs=None) -> Fl
     free = np.asarray(free, float)
     nan = np.full(n, np.nan)
     jobs = np.asarray(n_jobs if n_jobs is not None else np.ones(n), np.int64)
+    rollover = np.asarray(rollover, float) if rollover is not None else np.full(n, 1800.0)
     return Fleet(now=1000.0, boot_time=120.0, free=free, capacity=np.full(n, 410.0), vm_type=np.ones(n, np.int64),
-                 ready_at=np.zeros(n), anchor=np.zeros(n), last_departure=np.zeros(n), n_jobs=jobs,
-                 arr_min=np.asarray(arr_min, float) if arr_min is not None else nan, arr_max=nan, arr_mean=nan,
+                 ready_at=np.zeros(n), anchor=1000.0 - (3600.0 - rollover), last_departure=np.zeros(n), n_jobs=jobs,
+                 arr_min=np.asarray(arr_min, float) if arr_min is not None else nan, arr_max=nan, arr_sum=np.zeros(n),
                  dep_min=nan, dep_max=np.asarray(dep_max, float) if dep_max is not None else nan,
-                 rollover=np.asarray(rollover, float) if rollover is not None else np.full(n, 1800.0),
-                 new_rollover=3600.0, type_capacity=CAP, type_order=ORDER)
+                 btu=3600.0, new_rollover=3600.0, type_capacity=CAP, type_order=ORDER)
 
 
 def place_one(name: str, f: Fleet, r: float = 50.0) -> int:

@@ -68,13 +68,14 @@ class _Handler(SimpleHTTPRequestHandler):
 
 @pytest.fixture
 def mirror(tmp_path: Path) -> Iterator[Mirror]:
-    root = tmp_path / "mirror"
-    handler = type("Handler", (_Handler,), {})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=root))
-    host, port = server.server_address[:2]
-    state = Mirror(root=root, url=f"http://{host}:{port}/pwa")
+    state = Mirror(root=tmp_path / "mirror", url="")
     state.folder.mkdir(parents=True)
-    handler.mirror = state
+
+    class Handler(_Handler):
+        mirror = state
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=state.root))
+    state.url = f"http://127.0.0.1:{server.server_port}/pwa"
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
     )

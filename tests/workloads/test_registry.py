@@ -73,7 +73,7 @@ def test_entries_are_frozen():
     entry = registry()["LCG-2005-1"]
     assert isinstance(entry, TraceEntry)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        entry.jobs = 1  # type: ignore[misc]
+        entry.jobs = 1
 
 
 SHA = "ab" * 32

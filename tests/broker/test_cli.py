@@ -1,0 +1,84 @@
+"""The ``cloudbroker`` CLI, run in-process as a user would call it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from broker.cli import app
+from tests.conftest import trace_path
+
+runner = CliRunner()
+SOURCES_COUNTS = {
+    "KTH-SP2-1996-2.1-cln.swf.gz": 28_476,
+    "SDSC-SP2-1998-4.2-cln.swf.gz": 59_715,
+    "SDSC-BLUE-2000-4.2-cln.swf.gz": 243_306,
+    "LCG-2005-1.swf.gz": 188_041,
+    "LPC-EGEE-2004-1.2-cln.swf.gz": 234_889,
+    "LLNL-Atlas-2006-2.1-cln.swf.gz": 43_778,
+    "NASA-iPSC-1993-3.1-cln.swf.gz": 18_239,
+    "OSC-Clust-2000-3.1-cln.swf.gz": 36_097,
+    "lublin_256.swf.gz": 10_000,
+}
+
+
+def invoke(*args: str) -> dict:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("filename", sorted(SOURCES_COUNTS))
+def test_trace_info_reports_the_sources_job_count(filename: str) -> None:
+    info = invoke("trace", "info", str(trace_path(filename)), "--json")
+    assert info["jobs"] == SOURCES_COUNTS[filename]
+    assert {"first_submit", "last_submit", "max_procs"} <= set(info)
+
+
+def test_trace_info_table() -> None:
+    result = runner.invoke(app, ["trace", "info", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))])
+    assert result.exit_code == 0 and "28476" in result.stdout
+
+
+def test_simulate_synthetic_twice_gives_identical_json() -> None:
+    args = ("simulate", "--synthetic", "--synthetic-jobs", "600", "--seed", "11", "--json")
+    first, second = invoke(*args), invoke(*args)
+    assert {"jobs", "cost", "lower_bound", "cost_over_lb", "utilization", "vm_hours", "wall_s"} <= set(first)
+    first.pop("wall_s"), second.pop("wall_s")
+    assert first == second
+    assert first["cost"] >= first["lower_bound"]
+    other = invoke("simulate", "--synthetic", "--synthetic-jobs", "600", "--seed", "12", "--json")
+    assert other["cost"] != first["cost"]
+
+
+def test_simulate_table_on_a_real_trace_slice() -> None:
+    result = runner.invoke(app, ["simulate", "--trace", str(trace_path("LCG-2005-1.swf.gz")), "--limit-jobs", "2000",
+                                 "--policy", "coh"])
+    assert result.exit_code == 0, result.output
+    for label in ("cost / LB", "utilization", "VMs large", "portfolio wins"):
+        assert label in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_simulate_writes_tables(tmp_path: Path, fmt: str) -> None:
+    payload = invoke("simulate", "--synthetic", "--synthetic-jobs", "300", "--reqs", "constant-100",
+                     "--policy", "FCFS-CFH", "--charging", "wall-clock", "--out", str(tmp_path), "--format", fmt,
+                     "--json")
+    read = pd.read_csv if fmt == "csv" else pd.read_parquet
+    jobs, vms = read(tmp_path / f"jobs.{fmt}"), read(tmp_path / f"vms.{fmt}")
+    assert len(jobs) == payload["jobs"] == 300
+    assert vms["cost"].sum() == pytest.approx(payload["cost"])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["cost"] == payload["cost"] and summary["config"]["charging"] == "wall-clock"
+
+
+def test_clear_errors() -> None:
+    missing = runner.invoke(app, ["simulate", "--trace", "no-such-trace"])
+    assert missing.exit_code == 2 and "no-such-trace" in missing.output
+    bad = runner.invoke(app, ["simulate", "--synthetic", "--heuristics", "FCFS-XYZ"])
+    assert bad.exit_code != 0 and "FCFS-XYZ" in bad.output
