@@ -96,6 +96,14 @@ class Pool:
         """Boolean mask over ``[0, n_slots)`` of slots holding a leased VM."""
         return self.vm_id[: self.n_slots] >= 0
 
+    def state(self, slot: int, now: float) -> str:
+        """Lifecycle state of ``slot`` at ``now``: booting, running, idle or released."""
+        if self.vm_id[slot] < 0:
+            return "released"
+        if now < self.ready_at[slot]:
+            return "booting"
+        return "running" if self.n_jobs[slot] else "idle"
+
     def start(self, vm_type: int, now: float) -> int:
         """Lease a VM of ``vm_type`` now (it boots for ``boot_time`` s); returns its slot."""
         if self._spare:

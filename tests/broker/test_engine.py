@@ -145,3 +145,21 @@ def test_billed_time_covers_use() -> None:
     assert (billed >= res.vms.released_at - res.vms.boot_start).all()
     assert math.isclose(res.summary.utilization * (res.vms.capacity * billed).sum(),
                         float((res.jobs.r * res.jobs.runtime).sum()))
+
+
+def test_vm_lifecycle_states() -> None:
+    from broker.billing import Billing
+    from broker.pool import Pool
+
+    pool = Pool(CATALOG, Billing(), boot_time=120.0)
+    slot = pool.start(1, now=0.0)
+    assert pool.state(slot, 60.0) == "booting"
+    assert pool.state(slot, 120.0) == "idle"
+    pool.add(slot, job=0, r=50.0, arrival=130.0, departure=500.0, runtime=370.0)
+    assert pool.state(slot, 200.0) == "running"
+    pool.remove(slot, job=0, r=50.0)
+    assert pool.state(slot, 500.0) == "idle"
+    record = pool.release(slot, 3590.0)
+    assert pool.state(slot, 3590.0) == "released"
+    assert (record.units, record.cost, record.jobs_hosted) == (1, 0.26, 1)
+    assert pool.start(0, now=4000.0) == slot, "released slots are reused"
