@@ -9,6 +9,19 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TRACES_DIR = REPO_ROOT.parent / "shared" / "traces"
 
+#: Job counts (data lines) of the shared traces, from ../shared/traces/SOURCES.md.
+SOURCES_JOBS = {
+    "KTH-SP2-1996-2.1-cln.swf.gz": 28_476,
+    "SDSC-SP2-1998-4.2-cln.swf.gz": 59_715,
+    "SDSC-BLUE-2000-4.2-cln.swf.gz": 243_306,
+    "LCG-2005-1.swf.gz": 188_041,
+    "LPC-EGEE-2004-1.2-cln.swf.gz": 234_889,
+    "LLNL-Atlas-2006-2.1-cln.swf.gz": 43_778,
+    "NASA-iPSC-1993-3.1-cln.swf.gz": 18_239,
+    "OSC-Clust-2000-3.1-cln.swf.gz": 36_097,
+    "lublin_256.swf.gz": 10_000,
+}
+
 
 def trace_path(filename: str) -> Path:
     """Path of a shared trace; fails the test (never skips) when the trace is missing."""

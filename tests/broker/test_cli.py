@@ -10,20 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli import app
-from tests.conftest import trace_path
+from tests.conftest import SOURCES_JOBS, trace_path
 
 runner = CliRunner()
-SOURCES_COUNTS = {
-    "KTH-SP2-1996-2.1-cln.swf.gz": 28_476,
-    "SDSC-SP2-1998-4.2-cln.swf.gz": 59_715,
-    "SDSC-BLUE-2000-4.2-cln.swf.gz": 243_306,
-    "LCG-2005-1.swf.gz": 188_041,
-    "LPC-EGEE-2004-1.2-cln.swf.gz": 234_889,
-    "LLNL-Atlas-2006-2.1-cln.swf.gz": 43_778,
-    "NASA-iPSC-1993-3.1-cln.swf.gz": 18_239,
-    "OSC-Clust-2000-3.1-cln.swf.gz": 36_097,
-    "lublin_256.swf.gz": 10_000,
-}
 
 
 def invoke(*args: str) -> dict:
@@ -33,10 +22,10 @@ def invoke(*args: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("filename", sorted(SOURCES_COUNTS))
+@pytest.mark.parametrize("filename", sorted(SOURCES_JOBS))
 def test_trace_info_reports_the_sources_job_count(filename: str) -> None:
     info = invoke("trace", "info", str(trace_path(filename)), "--json")
-    assert info["jobs"] == SOURCES_COUNTS[filename]
+    assert info["jobs"] == SOURCES_JOBS[filename]
     assert {"first_submit", "last_submit", "max_procs"} <= set(info)
 
 

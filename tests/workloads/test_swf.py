@@ -11,22 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import trace_path
+from tests.conftest import SOURCES_JOBS, trace_path
 from workloads.schema import COLUMN_NAMES, DTYPES
 from workloads.swf import SwfFormatError, SwfTrace, parse_header, read_swf, trace_info
 
-#: Job counts (data lines) of the shared traces, from ../shared/traces/SOURCES.md.
-SHARED_JOBS = {
-    "KTH-SP2-1996-2.1-cln.swf.gz": 28_476,
-    "SDSC-SP2-1998-4.2-cln.swf.gz": 59_715,
-    "SDSC-BLUE-2000-4.2-cln.swf.gz": 243_306,
-    "LCG-2005-1.swf.gz": 188_041,
-    "LPC-EGEE-2004-1.2-cln.swf.gz": 234_889,
-    "LLNL-Atlas-2006-2.1-cln.swf.gz": 43_778,
-    "NASA-iPSC-1993-3.1-cln.swf.gz": 18_239,
-    "OSC-Clust-2000-3.1-cln.swf.gz": 36_097,
-    "lublin_256.swf.gz": 10_000,
-}
+SHARED_JOBS = SOURCES_JOBS
 KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 LCG = "LCG-2005-1.swf.gz"
 
