@@ -7,7 +7,10 @@ objective (:func:`broker.objective.plan_cost`) and applies the cheapest (ties: t
 first). Idle VMs are released at their billing deadline, ``m`` seconds before the unit rolls over.
 
 A member is anything with a ``name`` and a ``plan(batch, fleet, rng)`` returning a
-:class:`~heuristics.fleet.Plan`: the 66 heuristics now, the time-limited integer program later.
+:class:`~heuristics.fleet.Plan`: the 66 heuristics. The integer program
+(:class:`broker.ipp_member.IppMember`) runs after them, warm-started from the best heuristic plan,
+when the batch has fewer than its ``max_jobs`` jobs; on a tie the heuristic's plan is kept. Every
+candidate is scored by the same evaluator, never by the solver's own objective value.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from broker.ipp_member import IppMember
 from broker.objective import plan_cost
 from broker.policy import SimulationView
 from heuristics.fleet import Batch, Fleet, Plan
@@ -55,22 +59,25 @@ class CohPolicy:
         Seed of the generator handed to members (the ``Rnd`` rule uses it).
     name : str
         Label for results.
+    ipp : IppMember, optional
+        The integer program, run after the heuristics.
     """
 
     def __init__(self, members: Sequence[Member], *, lookahead: float,
-                 seed: int | np.random.SeedSequence | None, name: str = "coh") -> None:
+                 seed: int | np.random.SeedSequence | None, name: str = "coh", ipp: IppMember | None = None) -> None:
         if not members:
             raise ValueError("a portfolio needs at least one member")
-        self.members, self.lookahead, self.name = tuple(members), lookahead, name
+        self.members, self.lookahead, self.name, self.ipp = tuple(members), lookahead, name, ipp
         self.rng = np.random.default_rng(seed)
         self.wins: Counter[str] = Counter()
         self.ticks = 0
         self._needs_stats = any(m.needs_stats for m in self.members)
+        self._ipp = _IppTally()
 
     def decide(self, now: float, batch: Batch, sim: SimulationView) -> Plan:
         """Plan the batch with every member; apply the cheapest by the IPP objective."""
         fleet = sim.fleet(stats=self._needs_stats)
-        score = len(self.members) > 1 or sim.recorder.wants_records
+        score = len(self.members) > 1 or self.ipp is not None or sim.recorder.wants_records
         best: tuple[float, str, Plan] | None = None
         costs: dict[str, float] = {}
         for member in self.members:
@@ -80,12 +87,33 @@ class CohPolicy:
             if best is None or cost < best[0] - 1e-9:
                 best = (cost, member.name, plan)
         assert best is not None
+        if self.ipp is not None:
+            best = self._run_ipp(self.ipp, batch, fleet, sim, best, costs)
         self.wins[best[1]] += 1
         self.ticks += 1
         if sim.recorder.wants_records:
-            sim.recorder.record("portfolio", {"now": now, "jobs": len(batch), "winner": best[1],
-                                              **{f"cost[{k}]": v for k, v in costs.items()}})
+            self._record(sim, now, len(batch), best[1], costs)
         return best[2]
+
+    def _run_ipp(self, ipp: IppMember, batch: Batch, fleet: Fleet, sim: SimulationView,
+                 best: tuple[float, str, Plan], costs: dict[str, float]) -> tuple[float, str, Plan]:
+        plan = ipp.plan(batch, fleet, self.rng, incumbent=best[2])
+        self._ipp.add(ipp)
+        if plan is None:
+            return best
+        cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly)
+        costs[ipp.name] = cost
+        return (cost, ipp.name, plan) if cost < best[0] - 1e-9 else best
+
+    def _record(self, sim: SimulationView, now: float, jobs: int, winner: str, costs: dict[str, float]) -> None:
+        fields: dict[str, Any] = {"now": now, "jobs": jobs, "winner": winner,
+                                  **{f"cost[{k}]": v for k, v in costs.items()}}
+        outcome = self.ipp.last if self.ipp is not None else None
+        if outcome is not None:
+            fields.update(ipp_status=outcome.status.value, ipp_bound=outcome.bound, ipp_gap=outcome.gap,
+                          ipp_wall_s=outcome.wall_s, ipp_limit_hit=outcome.limit_hit, ipp_path=outcome.path,
+                          ipp_vars=outcome.n_vars)
+        sim.recorder.record("portfolio", fields)
 
     def release_idle(self, now: float, slot: int, sim: SimulationView) -> bool:
         """CoH releases every idle VM at its billing deadline."""
@@ -96,5 +124,39 @@ class CohPolicy:
         return math.inf
 
     def stats(self) -> dict[str, Any]:
-        """Member win counts over the ticks that placed jobs."""
-        return {"portfolio_ticks": self.ticks, "wins": dict(sorted(self.wins.items()))}
+        """Member win counts over the ticks that placed jobs, and the IPP's tallies."""
+        out: dict[str, Any] = {"portfolio_ticks": self.ticks, "wins": dict(sorted(self.wins.items()))}
+        if self.ipp is not None:
+            ipp_wins = self.wins.get(self.ipp.name, 0)
+            out.update(ipp_wins=ipp_wins, heuristic_wins=self.ticks - ipp_wins, **self._ipp.summary(),
+                       ipp=self.ipp.describe())
+        return out
+
+
+class _IppTally:
+    """Counts of the IPP's outcomes over a run."""
+
+    def __init__(self) -> None:
+        self.calls = self.optimal = self.limit_hit = self.exact = 0
+        self.gaps: list[float] = []
+        self.wall_s = 0.0
+        self.status: Counter[str] = Counter()
+
+    def add(self, ipp: IppMember) -> None:
+        outcome = ipp.last
+        if outcome is None:
+            self.status["skipped (too many jobs)"] += 1
+            return
+        self.calls += 1
+        self.status[outcome.status.value] += 1
+        self.optimal += outcome.status.value == "optimal"
+        self.limit_hit += outcome.limit_hit
+        self.exact += outcome.path == "exact"
+        self.wall_s += outcome.wall_s
+        if outcome.gap is not None:
+            self.gaps.append(outcome.gap)
+
+    def summary(self) -> dict[str, Any]:
+        return {"ipp_calls": self.calls, "ipp_optimal_ticks": self.optimal, "ipp_exact_ticks": self.exact,
+                "ipp_limit_hit_ticks": self.limit_hit, "ipp_status": dict(sorted(self.status.items())),
+                "mean_gap": float(np.mean(self.gaps)) if self.gaps else None, "ipp_wall_s": self.wall_s}

@@ -12,9 +12,12 @@ from broker.billing import Billing, Charging
 from broker.cloud import Catalog
 from broker.coh import CohPolicy
 from broker.engine import Engine, EngineConfig
+from broker.ipp_member import IppMember
 from broker.metrics import RunResult, summarize
 from broker.recorder import Recorder
 from heuristics.registry import HEURISTICS, PAPER_TRIO
+from solvers.base import Limit, get_solver
+from solvers.ipp import Symmetry
 from workloads.jobs import JobTable
 
 
@@ -22,8 +25,12 @@ from workloads.jobs import JobTable
 class SimulationConfig:
     """Everything that defines a run besides the jobs, the prices and the seed.
 
-    ``policy`` is ``"coh"`` (the portfolio over ``heuristics``) or the name of one heuristic
-    (for example ``"FCFS-SM"``). Times in seconds. ``lookahead`` defaults to boot time + tick.
+    ``policy`` is ``"coh"`` (the portfolio over ``heuristics``, plus the integer program when
+    ``solver`` is ``"cbc"`` or ``"cpsat"``) or the name of one heuristic (for example
+    ``"FCFS-SM"``). Times in seconds. ``lookahead`` defaults to boot time + tick. The IPP runs
+    under ``time_limit`` wall-clock seconds, or with ``deterministic`` under a work limit: CP-SAT
+    deterministic seconds = ``time_limit`` with one worker, CBC nodes = ``1000 * time_limit``
+    with one thread.
     """
 
     policy: str = "coh"
@@ -34,6 +41,22 @@ class SimulationConfig:
     release_margin: float = 10.0
     lookahead: float | None = None
     validate: bool = False
+    solver: str | None = None
+    time_limit: float = 2.0
+    deterministic: bool = False
+    threads: int = 2
+    ipp_max_jobs: int = 50
+    ipp_max_vms: int | None = None
+    warm_start: bool = True
+    fast_path: bool = True
+    symmetry: Symmetry = "order"
+
+    def limit(self) -> Limit:
+        """The solver limit this configuration asks for."""
+        if not self.deterministic:
+            return Limit.wall(self.time_limit, threads=self.threads)
+        work = self.time_limit if self.solver == "cpsat" else float(max(1, round(1000 * self.time_limit)))
+        return Limit.deterministic(work)
 
     def billing(self, origin: int = 0) -> Billing:
         """The billing model, wall-clock hours aligned with the trace origin (Unix time)."""
@@ -46,21 +69,32 @@ class SimulationConfig:
                             validate=self.validate)
 
 
-def build_policy(config: SimulationConfig, *, seed: int | None) -> CohPolicy:
-    """The policy named by ``config.policy``."""
+def build_policy(config: SimulationConfig, *, seed: int | None, billing: Billing | None = None,
+                 catalog: Catalog | None = None) -> CohPolicy:
+    """The policy named by ``config.policy`` (``billing`` and ``catalog`` are needed for the IPP)."""
     lookahead = config.lookahead if config.lookahead is not None else config.boot_time + config.tick
     if config.policy == "coh":
         members = [HEURISTICS.get(name) for name in config.heuristics]
-        return CohPolicy(members, lookahead=lookahead, seed=seed, name="coh")
+        return CohPolicy(members, lookahead=lookahead, seed=seed, name="coh", ipp=_ipp(config, billing, catalog))
     if config.policy in HEURISTICS:
         return CohPolicy([HEURISTICS.get(config.policy)], lookahead=lookahead, seed=seed, name=config.policy)
     raise ValueError(f"unknown policy {config.policy!r}: use 'coh' or a heuristic such as 'FCFS-SM'")
 
 
+def _ipp(config: SimulationConfig, billing: Billing | None, catalog: Catalog | None) -> IppMember | None:
+    if config.solver is None:
+        return None
+    if billing is None or catalog is None:
+        raise ValueError("the IPP member needs the billing model and the catalog")
+    return IppMember(get_solver(config.solver), config.limit(), billing=billing, hourly=catalog.hourly,
+                     max_jobs=config.ipp_max_jobs, max_vms=config.ipp_max_vms, warm_start=config.warm_start,
+                     fast_path=config.fast_path, symmetry=config.symmetry)
+
+
 def simulate(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = SimulationConfig(),
              seed: int | None = 0, recorder: Recorder | None = None) -> RunResult:
     """Replay ``jobs`` through the configured policy and summarize the run."""
-    policy = build_policy(config, seed=seed)
     engine_config = config.engine(jobs.origin)
+    policy = build_policy(config, seed=seed, billing=engine_config.billing, catalog=catalog)
     record = Engine(jobs, catalog, policy, engine_config, recorder).run()
     return summarize(record, catalog, engine_config.billing, policy=policy.name)

@@ -1,0 +1,127 @@
+"""The integer program as a CoH portfolio member (paper §3.1-3.2).
+
+:func:`make_instance` turns a tick's batch and fleet into an :class:`~solvers.ipp.IppInstance`:
+billing units computed exactly as :func:`broker.objective.plan_cost` computes them, so the IPP's
+objective and the heuristics' scores agree on every plan. Candidate running VMs are those with
+room for the smallest job; identical ones (same free capacity, price, units) are kept at most M
+times, and ``max_vms`` keeps the cheapest-to-use ones.
+
+:class:`IppMember` solves one- and two-job instances exactly (:mod:`solvers.exact`) and larger
+ones, up to ``max_jobs``, with a time- or work-limited solver, warm-started from the best
+heuristic plan. It returns ``None`` (no plan) when the solver finds none: the heuristics are the
+safety net.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from broker.billing import Billing
+from heuristics.fleet import Batch, Fleet, Plan
+from solvers.base import Limit, Solver, Status
+from solvers.exact import MAX_JOBS, solve_exact
+from solvers.ipp import IppInstance, Symmetry, build_model
+
+
+def _units(end: np.ndarray, anchor: np.ndarray | float, btu: float) -> np.ndarray:
+    return np.maximum(0, np.ceil((end - anchor) / btu)).astype(np.int64)
+
+
+def make_instance(batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarray, *,
+                  max_vms: int | None = None) -> IppInstance:
+    """The IPP of one tick (units consistent with :func:`broker.objective.plan_cost`)."""
+    now, btu = fleet.now, billing.btu
+    slots = np.flatnonzero(fleet.free >= batch.r.min()) if len(batch) else np.empty(0, np.int64)
+    start = np.maximum(batch.arrival[None, :], np.maximum(now, fleet.ready_at[slots])[:, None])
+    units = _units(start + batch.runtime[None, :], fleet.anchor[slots][:, None], btu)
+    base = _units(fleet.last_departure[slots], fleet.anchor[slots], btu)
+    new_dep = np.maximum(batch.arrival, now + fleet.boot_time) + batch.runtime
+    inst = IppInstance(
+        r=batch.r.astype(np.float64), vm_slot=slots, vm_free=fleet.free[slots], vm_hourly=hourly[fleet.vm_type[slots]],
+        vm_base=base, vm_units=units, type_capacity=fleet.type_capacity, type_hourly=hourly,
+        new_units=_units(new_dep, billing.anchor(now), btu), n_slots=len(fleet),
+    )
+    return reduce_vms(inst, max_vms)
+
+
+def reduce_vms(inst: IppInstance, max_vms: int | None) -> IppInstance:
+    """Drop running VMs identical to M earlier ones, then keep the ``max_vms`` cheapest to use."""
+    if len(inst.vm_slot) == 0:
+        return inst
+    signature = np.column_stack([inst.vm_free, inst.vm_hourly, inst.vm_base, inst.vm_units])
+    _, first, inverse = np.unique(signature, axis=0, return_index=True, return_inverse=True)
+    rank = np.zeros(len(inverse), dtype=np.int64)
+    seen: dict[int, int] = {}
+    for j, group in enumerate(inverse.ravel().tolist()):
+        rank[j] = seen.get(group, 0)
+        seen[group] = rank[j] + 1
+    keep = np.flatnonzero(rank < inst.n_jobs)
+    if max_vms is not None and len(keep) > max_vms:
+        cheapest = inst.job_costs()[:, keep].min(axis=0)
+        keep = np.sort(keep[np.lexsort((keep, cheapest))[:max_vms]])
+    return IppInstance(r=inst.r, vm_slot=inst.vm_slot[keep], vm_free=inst.vm_free[keep],
+                       vm_hourly=inst.vm_hourly[keep], vm_base=inst.vm_base[keep], vm_units=inst.vm_units[keep],
+                       type_capacity=inst.type_capacity, type_hourly=inst.type_hourly, new_units=inst.new_units,
+                       n_slots=inst.n_slots)
+
+
+@dataclass(frozen=True, slots=True)
+class IppOutcome:
+    """What the IPP did at one tick: status, proven bound ($), gap, wall time (s), path taken."""
+
+    status: Status
+    bound: float | None
+    gap: float | None
+    wall_s: float
+    limit_hit: bool
+    path: str
+    n_vars: int = 0
+
+
+class IppMember:
+    """The time-limited integer program as a portfolio member (see the module docstring)."""
+
+    name = "IPP"
+    needs_stats = False
+
+    def __init__(self, solver: Solver, limit: Limit, *, billing: Billing, hourly: np.ndarray, max_jobs: int = 50,
+                 max_vms: int | None = None, warm_start: bool = True, fast_path: bool = True,
+                 symmetry: Symmetry = "order") -> None:
+        self.solver, self.limit, self.billing, self.hourly = solver, limit, billing, hourly
+        self.max_jobs, self.max_vms, self.warm_start, self.fast_path = max_jobs, max_vms, warm_start, fast_path
+        self.symmetry: Symmetry = symmetry
+        self.last: IppOutcome | None = None
+
+    def plan(self, batch: Batch, fleet: Fleet, rng: np.random.Generator, incumbent: Plan | None = None) -> Plan | None:
+        """Solve the tick's IPP; ``None`` if the batch is too large or no solution was found."""
+        self.last = None
+        if len(batch) >= self.max_jobs:
+            return None
+        started = time.perf_counter()
+        inst = make_instance(batch, fleet, self.billing, self.hourly, max_vms=self.max_vms)
+        if self.fast_path and len(batch) <= MAX_JOBS:
+            plan, cost = solve_exact(inst)
+            self.last = IppOutcome(Status.OPTIMAL, cost, 0.0, time.perf_counter() - started, False, "exact")
+            return plan
+        return self._solve(inst, incumbent, started)
+
+    def _solve(self, inst: IppInstance, incumbent: Plan | None, started: float) -> Plan | None:
+        ipp = build_model(inst, symmetry=self.symmetry)
+        start = ipp.encode(incumbent) if (self.warm_start and incumbent is not None) else None
+        result = self.solver.solve(ipp.model, limit=self.limit, start=start)
+        wall = time.perf_counter() - started
+        self.last = IppOutcome(result.status, result.bound, result.gap, wall, result.limit_hit, self.solver.name,
+                               ipp.model.n_vars)
+        if not result.status.has_solution or result.values is None:
+            return None
+        return ipp.decode(result.values)
+
+    def describe(self) -> dict[str, Any]:
+        """Settings, for results."""
+        return {"solver": self.solver.name, "limit": str(self.limit), "max_jobs": self.max_jobs,
+                "max_vms": self.max_vms, "warm_start": self.warm_start, "fast_path": self.fast_path,
+                "symmetry": self.symmetry}
