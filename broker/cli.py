@@ -10,7 +10,7 @@ import json
 import logging
 import time
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,6 +26,7 @@ from broker.recorder import Recorder
 from broker.reports import TableFormat, write_tables
 from broker.simulate import SimulationConfig, simulate
 from heuristics.registry import HEURISTICS, PAPER_TRIO
+from solvers.base import list_solvers
 from workloads.cache import load_trace
 from workloads.jobs import STATUS_GROUPS, FilterReport, JobTable, job_view
 from workloads.lublin import default_workload
@@ -92,6 +93,13 @@ def simulate_cmd(
     drop_status: Annotated[str, typer.Option(help="Also remove jobs with these statuses: failed,cancelled.")] = "",
     price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
     validate: Annotated[bool, typer.Option(help="Check the engine's invariants every tick (slower).")] = False,
+    solver: Annotated[str | None, typer.Option(help="Add the integer program to --policy coh: cbc or cpsat.")] = None,
+    time_limit: Annotated[float, typer.Option(help="IPP limit per tick: seconds, or work with --deterministic.")] = 2.0,
+    deterministic: Annotated[bool, typer.Option(help="Work limits, not seconds: same seed, same result.")] = False,
+    paid_scoring: Annotated[bool, typer.Option(help="Score plans counting units already paid as sunk.")] = False,
+    ipp_max_jobs: Annotated[int, typer.Option(help="Run the IPP only when fewer new jobs than this.")] = 50,
+    ipp_max_vms: Annotated[int | None, typer.Option(help="Candidate running VMs in the IPP (default: all).")] = None,
+    warm_start: Annotated[bool, typer.Option(help="Start the solver from the best heuristic plan.")] = True,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs/vms tables and summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
@@ -101,6 +109,8 @@ def simulate_cmd(
     if trace and synthetic:
         raise typer.BadParameter("give --trace or --synthetic, not both")
     config = _config(policy, heuristics, tick, boot, charging, validate)
+    config = replace(config, paid_scoring=paid_scoring,
+                     **_ipp_options(solver, time_limit, deterministic, ipp_max_jobs, ipp_max_vms, warm_start, policy))
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = _workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
     catalog = load_price_book(price_book).catalog()
@@ -116,6 +126,20 @@ def simulate_cmd(
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         _print_summary(result, work, wall)
+
+
+def _ipp_options(solver: str | None, time_limit: float, deterministic: bool, max_jobs: int, max_vms: int | None,
+                 warm_start: bool, policy: str) -> dict[str, Any]:
+    if solver is None:
+        return {}
+    if solver not in list_solvers():
+        raise typer.BadParameter(f"--solver must be one of {', '.join(list_solvers())}")
+    if policy != "coh":
+        raise typer.BadParameter("--solver needs --policy coh (the IPP is a member of the portfolio)")
+    if time_limit <= 0:
+        raise typer.BadParameter("--time-limit must be > 0")
+    return {"solver": solver, "time_limit": time_limit, "deterministic": deterministic, "ipp_max_jobs": max_jobs,
+            "ipp_max_vms": max_vms, "warm_start": warm_start}
 
 
 def _load(path_or_name: str, lenient: bool) -> Any:
@@ -189,8 +213,10 @@ class _ProgressContext(AbstractContextManager[Recorder]):
 
 def _payload(result: RunResult, work: _Workload, config: SimulationConfig, seed: int, wall: float) -> dict[str, Any]:
     s = result.summary
+    ipp_keys = ("ipp_wins", "heuristic_wins", "ipp_optimal_ticks", "mean_gap")
     return {
         **s.to_dict(),
+        **{k: s.policy_stats[k] for k in ipp_keys if k in s.policy_stats},
         "wall_s": round(wall, 3),
         "seed": seed,
         "workload": {"source": work.label, "filter": {"read": work.report.read, "kept": work.report.kept,
@@ -199,7 +225,10 @@ def _payload(result: RunResult, work: _Workload, config: SimulationConfig, seed:
                      "jobs_simulated": len(work.jobs)},
         "config": {"policy": config.policy, "heuristics": list(config.heuristics), "tick": config.tick,
                    "boot_time": config.boot_time, "charging": config.charging,
-                   "release_margin": config.release_margin, "validate": config.validate},
+                   "release_margin": config.release_margin, "validate": config.validate, "solver": config.solver,
+                   "time_limit": config.time_limit, "deterministic": config.deterministic,
+                   "ipp_max_jobs": config.ipp_max_jobs, "ipp_max_vms": config.ipp_max_vms,
+                   "warm_start": config.warm_start, "paid_scoring": config.paid_scoring},
     }
 
 
@@ -214,8 +243,13 @@ def _print_summary(result: RunResult, work: _Workload, wall: float) -> None:
     for vm_type, count in s.vms.items():
         table.add_row(f"VMs {vm_type}", f"{count:,} ({s.vm_hours[vm_type]:,.0f} h)")
     table.add_row("wait mean / max", f"{s.wait_mean_s:.1f} s / {s.wait_max_s:.1f} s")
-    wins = s.policy_stats.get("wins", {})
+    stats = s.policy_stats
+    wins = stats.get("wins", {})
     if len(wins) > 1 or s.policy == "coh":
         table.add_row("portfolio wins", ", ".join(f"{k} {v:,}" for k, v in wins.items()))
+    if "ipp_calls" in stats:
+        gap = "n/a" if stats["mean_gap"] is None else f"{stats['mean_gap']:.2%}"
+        table.add_row("IPP", f"{stats['ipp_calls']:,} calls ({stats['ipp_exact_ticks']:,} exact), "
+                             f"{stats['ipp_optimal_ticks']:,} optimal, mean gap {gap}, {stats['ipp_wall_s']:.1f} s")
     table.add_row("wall time", f"{wall:.2f} s")
     out.print(table)

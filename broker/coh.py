@@ -61,10 +61,13 @@ class CohPolicy:
         Label for results.
     ipp : IppMember, optional
         The integer program, run after the heuristics.
+    paid : bool
+        Score with the units already paid counted as sunk (:mod:`broker.objective`).
     """
 
     def __init__(self, members: Sequence[Member], *, lookahead: float,
-                 seed: int | np.random.SeedSequence | None, name: str = "coh", ipp: IppMember | None = None) -> None:
+                 seed: int | np.random.SeedSequence | None, name: str = "coh", ipp: IppMember | None = None,
+                 paid: bool = False) -> None:
         if not members:
             raise ValueError("a portfolio needs at least one member")
         self.members, self.lookahead, self.name, self.ipp = tuple(members), lookahead, name, ipp
@@ -73,6 +76,7 @@ class CohPolicy:
         self.ticks = 0
         self._needs_stats = any(m.needs_stats for m in self.members)
         self._ipp = _IppTally()
+        self.paid = paid
 
     def decide(self, now: float, batch: Batch, sim: SimulationView) -> Plan:
         """Plan the batch with every member; apply the cheapest by the IPP objective."""
@@ -82,7 +86,7 @@ class CohPolicy:
         costs: dict[str, float] = {}
         for member in self.members:
             plan = member.plan(batch, fleet, self.rng)
-            cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly) if score else 0.0
+            cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly, paid=self.paid) if score else 0.0
             costs[member.name] = cost
             if best is None or cost < best[0] - 1e-9:
                 best = (cost, member.name, plan)
@@ -101,7 +105,7 @@ class CohPolicy:
         self._ipp.add(ipp)
         if plan is None:
             return best
-        cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly)
+        cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly, paid=self.paid)
         costs[ipp.name] = cost
         return (cost, ipp.name, plan) if cost < best[0] - 1e-9 else best
 

@@ -32,13 +32,14 @@ def _units(end: np.ndarray, anchor: np.ndarray | float, btu: float) -> np.ndarra
 
 
 def make_instance(batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarray, *,
-                  max_vms: int | None = None) -> IppInstance:
-    """The IPP of one tick (units consistent with :func:`broker.objective.plan_cost`)."""
+                  max_vms: int | None = None, paid: bool = False) -> IppInstance:
+    """The IPP of one tick (units consistent with :func:`broker.objective.plan_cost`, same ``paid``)."""
     now, btu = fleet.now, billing.btu
     slots = np.flatnonzero(fleet.free >= batch.r.min()) if len(batch) else np.empty(0, np.int64)
     start = np.maximum(batch.arrival[None, :], np.maximum(now, fleet.ready_at[slots])[:, None])
     units = _units(start + batch.runtime[None, :], fleet.anchor[slots][:, None], btu)
-    base = _units(fleet.last_departure[slots], fleet.anchor[slots], btu)
+    last = np.maximum(fleet.last_departure[slots], now) if paid else fleet.last_departure[slots]
+    base = _units(last, fleet.anchor[slots], btu)
     new_dep = np.maximum(batch.arrival, now + fleet.boot_time) + batch.runtime
     inst = IppInstance(
         r=batch.r.astype(np.float64), vm_slot=slots, vm_free=fleet.free[slots], vm_hourly=hourly[fleet.vm_type[slots]],
@@ -53,7 +54,7 @@ def reduce_vms(inst: IppInstance, max_vms: int | None) -> IppInstance:
     if len(inst.vm_slot) == 0:
         return inst
     signature = np.column_stack([inst.vm_free, inst.vm_hourly, inst.vm_base, inst.vm_units])
-    _, first, inverse = np.unique(signature, axis=0, return_index=True, return_inverse=True)
+    _, inverse = np.unique(signature, axis=0, return_inverse=True)
     rank = np.zeros(len(inverse), dtype=np.int64)
     seen: dict[int, int] = {}
     for j, group in enumerate(inverse.ravel().tolist()):
@@ -90,10 +91,11 @@ class IppMember:
 
     def __init__(self, solver: Solver, limit: Limit, *, billing: Billing, hourly: np.ndarray, max_jobs: int = 50,
                  max_vms: int | None = None, warm_start: bool = True, fast_path: bool = True,
-                 symmetry: Symmetry = "order") -> None:
+                 symmetry: Symmetry = "order", paid: bool = False) -> None:
         self.solver, self.limit, self.billing, self.hourly = solver, limit, billing, hourly
         self.max_jobs, self.max_vms, self.warm_start, self.fast_path = max_jobs, max_vms, warm_start, fast_path
         self.symmetry: Symmetry = symmetry
+        self.paid = paid
         self.last: IppOutcome | None = None
 
     def plan(self, batch: Batch, fleet: Fleet, rng: np.random.Generator, incumbent: Plan | None = None) -> Plan | None:
@@ -102,7 +104,7 @@ class IppMember:
         if len(batch) >= self.max_jobs:
             return None
         started = time.perf_counter()
-        inst = make_instance(batch, fleet, self.billing, self.hourly, max_vms=self.max_vms)
+        inst = make_instance(batch, fleet, self.billing, self.hourly, max_vms=self.max_vms, paid=self.paid)
         if self.fast_path and len(batch) <= MAX_JOBS:
             plan, cost = solve_exact(inst)
             self.last = IppOutcome(Status.OPTIMAL, cost, 0.0, time.perf_counter() - started, False, "exact")
@@ -124,4 +126,4 @@ class IppMember:
         """Settings, for results."""
         return {"solver": self.solver.name, "limit": str(self.limit), "max_jobs": self.max_jobs,
                 "max_vms": self.max_vms, "warm_start": self.warm_start, "fast_path": self.fast_path,
-                "symmetry": self.symmetry}
+                "symmetry": self.symmetry, "paid": self.paid}

@@ -10,6 +10,11 @@ or when its VM has booted, plus run time), ``s_j`` where VM j's billing is count
 ``ld_j`` the latest departure of the jobs VM j has hosted. :func:`plan_cost` returns the part that
 depends on the plan: the new VMs plus the *increase* of the running VMs' terms. The running VMs'
 terms without the plan (:func:`running_cost`) are a constant for every candidate of a tick.
+
+With ``paid=True`` (this project's variant, not the paper's) a running VM's ``ld_j`` is taken as
+``max(ld_j, now)``: the unit a VM is in now is paid whatever the plan, so a job that ends within it
+costs nothing extra. The paper's reading charges from the VM's last departure, which can make an
+idle VM look dearer than it is.
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ def planned_departures(plan: Plan, batch: Batch, fleet: Fleet) -> tuple[list[int
     return targets, deps
 
 
-def plan_cost(plan: Plan, batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarray) -> float:
-    """The plan-dependent part of the IPP objective ($)."""
+def plan_cost(plan: Plan, batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarray, *,
+              paid: bool = False) -> float:
+    """The plan-dependent part of the IPP objective ($); ``paid`` counts units already paid."""
     targets, deps = planned_departures(plan, batch, fleet)
     latest: dict[int, float] = {}
     for t, d in zip(targets, deps, strict=True):
@@ -47,6 +53,8 @@ def plan_cost(plan: Plan, batch: Batch, fleet: Fleet, billing: Billing, hourly: 
             cost += billing.units_until(new_anchor, d) * float(hourly[plan.new_types[t - n]])
             continue
         anchor, ld = float(fleet.anchor[t]), float(fleet.last_departure[t])
+        if paid:
+            ld = max(ld, fleet.now)
         extra = billing.units_until(anchor, max(d, ld)) - billing.units_until(anchor, ld)
         cost += extra * float(hourly[fleet.vm_type[t]])
     return cost

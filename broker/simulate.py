@@ -50,6 +50,7 @@ class SimulationConfig:
     warm_start: bool = True
     fast_path: bool = True
     symmetry: Symmetry = "order"
+    paid_scoring: bool = False
 
     def limit(self) -> Limit:
         """The solver limit this configuration asks for."""
@@ -75,7 +76,8 @@ def build_policy(config: SimulationConfig, *, seed: int | None, billing: Billing
     lookahead = config.lookahead if config.lookahead is not None else config.boot_time + config.tick
     if config.policy == "coh":
         members = [HEURISTICS.get(name) for name in config.heuristics]
-        return CohPolicy(members, lookahead=lookahead, seed=seed, name="coh", ipp=_ipp(config, billing, catalog))
+        return CohPolicy(members, lookahead=lookahead, seed=seed, name="coh", ipp=_ipp(config, billing, catalog),
+                         paid=config.paid_scoring)
     if config.policy in HEURISTICS:
         return CohPolicy([HEURISTICS.get(config.policy)], lookahead=lookahead, seed=seed, name=config.policy)
     raise ValueError(f"unknown policy {config.policy!r}: use 'coh' or a heuristic such as 'FCFS-SM'")
@@ -88,7 +90,7 @@ def _ipp(config: SimulationConfig, billing: Billing | None, catalog: Catalog | N
         raise ValueError("the IPP member needs the billing model and the catalog")
     return IppMember(get_solver(config.solver), config.limit(), billing=billing, hourly=catalog.hourly,
                      max_jobs=config.ipp_max_jobs, max_vms=config.ipp_max_vms, warm_start=config.warm_start,
-                     fast_path=config.fast_path, symmetry=config.symmetry)
+                     fast_path=config.fast_path, symmetry=config.symmetry, paid=config.paid_scoring)
 
 
 def simulate(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = SimulationConfig(),

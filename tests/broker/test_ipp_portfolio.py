@@ -1,0 +1,89 @@
+"""The integer program inside CoH's portfolio: exact path vs solver optimum, warm starts,
+winners recorded, deterministic runs repeat exactly, and the IPP never makes a tick dearer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from broker.ipp_member import IppMember, make_instance
+from broker.objective import plan_cost
+from broker.recorder import MemoryRecorder
+from broker.simulate import SimulationConfig, simulate
+from solvers.base import Limit, Status, get_solver, list_solvers
+from solvers.exact import solve_exact
+from solvers.ipp import build_model
+from tests.conftest import trace_path
+from tests.solvers.ipp_cases import BILLING, CATALOG, captured
+from workloads.cache import load_trace
+from workloads.jobs import job_view
+
+
+@pytest.mark.parametrize("backend", list_solvers())
+@pytest.mark.parametrize("n", [1, 2])
+def test_exact_path_matches_the_solver_optimum(backend: str, n: int) -> None:
+    solver = get_solver(backend)
+    for batch, fleet in captured("LCG-2005-1.swf.gz", "heterogeneous", n, n, n_jobs=3000, every=3)[:8]:
+        inst = make_instance(batch, fleet, BILLING, CATALOG.hourly)
+        _, exact_cost = solve_exact(inst)
+        result = solver.solve(build_model(inst).model, limit=Limit.wall(30))
+        assert result.status is Status.OPTIMAL
+        assert result.objective == pytest.approx(exact_cost)
+
+
+@pytest.mark.parametrize("backend", list_solvers())
+def test_ipp_member_never_worse_than_its_warm_start(backend: str) -> None:
+    member = IppMember(get_solver(backend), Limit.wall(2), billing=BILLING, hourly=CATALOG.hourly)
+    from tests.solvers.ipp_cases import all_heuristic_plans
+
+    for batch, fleet in captured("LCG-2005-1.swf.gz", "heterogeneous", 3, 10)[:6]:
+        incumbent = min(all_heuristic_plans(batch, fleet, ["FCFS-SM", "FCFS-LD", "FCFS-CFH"]),
+                        key=lambda p: plan_cost(p, batch, fleet, BILLING, CATALOG.hourly))
+        plan = member.plan(batch, fleet, np.random.default_rng(0), incumbent=incumbent)
+        assert member.last is not None and member.last.status.has_solution
+        assert plan is not None
+        assert plan_cost(plan, batch, fleet, BILLING, CATALOG.hourly) <= plan_cost(
+            incumbent, batch, fleet, BILLING, CATALOG.hourly) + 1e-9
+
+
+def without_timing(value):
+    """Drop the measured wall times (the only fields that may differ between identical runs)."""
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if not k.endswith("wall_s")}
+    return value
+
+
+def lcg_slice(n: int, reqs: str = "heterogeneous"):
+    swf = load_trace(trace_path("LCG-2005-1.swf.gz"))
+    jobs, _ = job_view(swf.frame, reqs=reqs, seed=2, origin=swf.header.unix_start_time or 0)
+    return jobs.head(n)
+
+
+@pytest.mark.parametrize("backend", list_solvers())
+def test_portfolio_with_ipp_records_and_is_deterministic(backend: str) -> None:
+    jobs = lcg_slice(700)
+    config = SimulationConfig(policy="coh", solver=backend, time_limit=0.05, deterministic=True, validate=True)
+    runs = []
+    for _ in range(2):
+        recorder = MemoryRecorder()
+        result = simulate(jobs, CATALOG, config=config, seed=5, recorder=recorder)
+        runs.append((result, recorder.frame("portfolio")))
+    (a, ticks_a), (b, ticks_b) = runs
+    assert without_timing(a.summary.to_dict()) == without_timing(b.summary.to_dict())
+    assert ticks_a.winner.tolist() == ticks_b.winner.tolist()
+    stats = a.summary.policy_stats
+    assert stats["ipp_wins"] + stats["heuristic_wins"] == stats["portfolio_ticks"]
+    assert stats["ipp_calls"] == len(ticks_a) and stats["ipp_optimal_ticks"] > 0
+    assert {"ipp_status", "ipp_bound", "ipp_gap", "ipp_wall_s", "cost[IPP]"} <= set(ticks_a.columns)
+    best_heuristic = ticks_a[["cost[FCFS-SM]", "cost[FCFS-LD]", "cost[FCFS-CFH]"]].min(axis=1)
+    chosen = ticks_a.apply(lambda row: row[f"cost[{row.winner}]"], axis=1)
+    assert (chosen <= best_heuristic + 1e-9).all(), "the IPP never makes a tick dearer"
+    assert ticks_a.drop(columns="ipp_wall_s").equals(ticks_b.drop(columns="ipp_wall_s"))
+
+
+def test_batches_at_the_threshold_skip_the_ipp() -> None:
+    jobs = lcg_slice(400)
+    config = SimulationConfig(policy="coh", solver="cpsat", time_limit=0.05, deterministic=True, ipp_max_jobs=3)
+    stats = simulate(jobs, CATALOG, config=config, seed=1).summary.policy_stats
+    assert stats["ipp_status"].get("skipped (too many jobs)", 0) > 0
+    assert stats["ipp_calls"] == stats["ipp_exact_ticks"], "below 3 jobs only the exact path runs"
