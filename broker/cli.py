@@ -81,7 +81,7 @@ def simulate_cmd(
     synthetic: Annotated[bool, typer.Option(help="Use the generated default workload (the default).")] = False,
     synthetic_jobs: Annotated[int, typer.Option(help="Jobs in the generated workload.")] = 2000,
     reqs: Annotated[str, typer.Option(help=f"Requirement model: {', '.join(MODELS)}.")] = "heterogeneous",
-    policy: Annotated[str, typer.Option(help="'coh' or one heuristic such as FCFS-SM.")] = "coh",
+    policy: Annotated[str, typer.Option(help="'coh', 'ipp' (with --solver) or one heuristic such as FCFS-SM.")] = "coh",
     heuristics: Annotated[
         str, typer.Option(help="Portfolio members for --policy coh, comma separated.")
     ] = ",".join(PAPER_TRIO),
@@ -134,8 +134,8 @@ def _ipp_options(solver: str | None, time_limit: float, deterministic: bool, max
         return {}
     if solver not in list_solvers():
         raise typer.BadParameter(f"--solver must be one of {', '.join(list_solvers())}")
-    if policy != "coh":
-        raise typer.BadParameter("--solver needs --policy coh (the IPP is a member of the portfolio)")
+    if policy not in ("coh", "ipp"):
+        raise typer.BadParameter("--solver needs --policy coh or ipp (the IPP is a member of the portfolio)")
     if time_limit <= 0:
         raise typer.BadParameter("--time-limit must be > 0")
     return {"solver": solver, "time_limit": time_limit, "deterministic": deterministic, "ipp_max_jobs": max_jobs,
@@ -152,7 +152,7 @@ def _load(path_or_name: str, lenient: bool) -> Any:
 
 def _config(policy: str, heuristics: str, tick: float, boot: float, charging: str, validate: bool) -> SimulationConfig:
     members = tuple(h.strip() for h in heuristics.split(",") if h.strip())
-    for name in (*members, *([policy] if policy != "coh" else [])):
+    for name in (*members, *([policy] if policy not in ("coh", "ipp") else [])):
         if name not in HEURISTICS:
             raise typer.BadParameter(f"unknown heuristic {name!r}; known: {', '.join(HEURISTICS)}")
     if charging not in ("exact", "wall-clock"):

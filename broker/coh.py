@@ -63,11 +63,13 @@ class CohPolicy:
         The integer program, run after the heuristics.
     paid : bool
         Score with the units already paid counted as sunk (:mod:`broker.objective`).
+    prefer_ipp : bool
+        Apply the IPP's plan whenever it has one (the IPP "alone", the heuristics only as fallback).
     """
 
     def __init__(self, members: Sequence[Member], *, lookahead: float,
                  seed: int | np.random.SeedSequence | None, name: str = "coh", ipp: IppMember | None = None,
-                 paid: bool = False) -> None:
+                 paid: bool = False, prefer_ipp: bool = False) -> None:
         if not members:
             raise ValueError("a portfolio needs at least one member")
         self.members, self.lookahead, self.name, self.ipp = tuple(members), lookahead, name, ipp
@@ -76,7 +78,7 @@ class CohPolicy:
         self.ticks = 0
         self._needs_stats = any(m.needs_stats for m in self.members)
         self._ipp = _IppTally()
-        self.paid = paid
+        self.paid, self.prefer_ipp = paid, prefer_ipp
 
     def decide(self, now: float, batch: Batch, sim: SimulationView) -> Plan:
         """Plan the batch with every member; apply the cheapest by the IPP objective."""
@@ -107,7 +109,7 @@ class CohPolicy:
             return best
         cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly, paid=self.paid)
         costs[ipp.name] = cost
-        return (cost, ipp.name, plan) if cost < best[0] - 1e-9 else best
+        return (cost, ipp.name, plan) if cost < best[0] - 1e-9 or self.prefer_ipp else best
 
     def _record(self, sim: SimulationView, now: float, jobs: int, winner: str, costs: dict[str, float]) -> None:
         fields: dict[str, Any] = {"now": now, "jobs": jobs, "winner": winner,

@@ -26,8 +26,9 @@ class SimulationConfig:
     """Everything that defines a run besides the jobs, the prices and the seed.
 
     ``policy`` is ``"coh"`` (the portfolio over ``heuristics``, plus the integer program when
-    ``solver`` is ``"cbc"`` or ``"cpsat"``) or the name of one heuristic (for example
-    ``"FCFS-SM"``). Times in seconds. ``lookahead`` defaults to boot time + tick. The IPP runs
+    ``solver`` is ``"cbc"`` or ``"cpsat"``), ``"ipp"`` (the integer program alone, with the first
+    heuristic as the fallback when it has no plan or the batch is too large) or the name of one
+    heuristic (for example ``"FCFS-SM"``). Times in seconds. ``lookahead`` defaults to boot time + tick. The IPP runs
     under ``time_limit`` wall-clock seconds, or with ``deterministic`` under a work limit: CP-SAT
     deterministic seconds = ``time_limit`` with one worker, CBC nodes = ``1000 * time_limit``
     with one thread.
@@ -78,9 +79,15 @@ def build_policy(config: SimulationConfig, *, seed: int | None, billing: Billing
         members = [HEURISTICS.get(name) for name in config.heuristics]
         return CohPolicy(members, lookahead=lookahead, seed=seed, name="coh", ipp=_ipp(config, billing, catalog),
                          paid=config.paid_scoring)
+    if config.policy == "ipp":
+        if config.solver is None:
+            raise ValueError("policy 'ipp' needs a solver ('cbc' or 'cpsat')")
+        fallback = [HEURISTICS.get(config.heuristics[0])]
+        return CohPolicy(fallback, lookahead=lookahead, seed=seed, name="ipp", ipp=_ipp(config, billing, catalog),
+                         paid=config.paid_scoring, prefer_ipp=True)
     if config.policy in HEURISTICS:
         return CohPolicy([HEURISTICS.get(config.policy)], lookahead=lookahead, seed=seed, name=config.policy)
-    raise ValueError(f"unknown policy {config.policy!r}: use 'coh' or a heuristic such as 'FCFS-SM'")
+    raise ValueError(f"unknown policy {config.policy!r}: use 'coh', 'ipp' or a heuristic such as 'FCFS-SM'")
 
 
 def _ipp(config: SimulationConfig, billing: Billing | None, catalog: Catalog | None) -> IppMember | None:

@@ -71,3 +71,31 @@ def test_clear_errors() -> None:
     assert missing.exit_code == 2 and "no-such-trace" in missing.output
     bad = runner.invoke(app, ["simulate", "--synthetic", "--heuristics", "FCFS-XYZ"])
     assert bad.exit_code != 0 and "FCFS-XYZ" in bad.output
+
+
+def _drop_timing(value):
+    if isinstance(value, dict):
+        return {k: _drop_timing(v) for k, v in value.items() if not k.endswith("wall_s")}
+    return value
+
+
+@pytest.mark.parametrize("backend", ["cpsat", "cbc"])
+def test_simulate_with_the_ipp_deterministic(backend: str) -> None:
+    args = ("simulate", "--synthetic", "--synthetic-jobs", "300", "--seed", "3", "--solver", backend,
+            "--time-limit", "0.05", "--deterministic", "--json")
+    first, second = invoke(*args), invoke(*args)
+    assert {"ipp_wins", "heuristic_wins", "ipp_optimal_ticks", "mean_gap"} <= set(first)
+    assert first["ipp_wins"] + first["heuristic_wins"] == first["policy_stats"]["portfolio_ticks"]
+    assert _drop_timing(first) == _drop_timing(second)
+    assert first["config"]["solver"] == backend and first["config"]["deterministic"] is True
+
+
+def test_simulate_ipp_alone_and_win_counts_in_the_table() -> None:
+    payload = invoke("simulate", "--synthetic", "--synthetic-jobs", "200", "--policy", "ipp", "--solver", "cpsat",
+                     "--time-limit", "0.05", "--deterministic", "--json")
+    assert payload["policy"] == "ipp" and payload["ipp_wins"] > 0
+    table = runner.invoke(app, ["simulate", "--synthetic", "--synthetic-jobs", "200", "--solver", "cpsat",
+                                "--time-limit", "0.05"])
+    assert table.exit_code == 0 and "IPP" in table.stdout and "portfolio wins" in table.stdout
+    bad = runner.invoke(app, ["simulate", "--synthetic", "--policy", "FCFS-SM", "--solver", "cpsat"])
+    assert bad.exit_code != 0 and "--solver needs" in bad.output
