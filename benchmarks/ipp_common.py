@@ -185,3 +185,22 @@ class StubView:
 
     def vm_idle(self, slot: int) -> bool:
         return int(self._fleet.n_jobs[slot]) == 0
+
+
+# -- portfolio members as top-level tasks (picklable for loky workers) -----------------------------------
+def ipp_member(seconds: float = 2.0, workers: int = 2):  # type: ignore[no-untyped-def]
+    """CoH's IPP member as in the portfolio: CP-SAT, ``workers`` workers, wall limit, symmetry "order"."""
+    from broker.ipp_member import IppMember
+
+    solver = get_solver("cpsat", num_workers=workers)
+    return IppMember(solver, Limit.wall(seconds, threads=workers), billing=BILLING, hourly=HOURLY)
+
+
+def ipp_task(batch: Batch, fleet: Fleet, incumbent: Plan | None = None, seconds: float = 2.0) -> Plan | None:
+    """The IPP member's plan (warm-started from ``incumbent`` when given)."""
+    return ipp_member(seconds).plan(batch, fleet, np.random.default_rng(0), incumbent=incumbent)
+
+
+def heuristics_task(batch: Batch, fleet: Fleet) -> tuple[str, Plan, float]:
+    """The trio's best plan and its cost."""
+    return best_plan(heuristic_plans(batch, fleet, PAPER_TRIO), batch, fleet)

@@ -96,7 +96,10 @@ def simulate_cmd(
     solver: Annotated[str | None, typer.Option(help="Add the integer program to --policy coh: cbc or cpsat.")] = None,
     time_limit: Annotated[float, typer.Option(help="IPP limit per tick: seconds, or work with --deterministic.")] = 2.0,
     deterministic: Annotated[bool, typer.Option(help="Work limits, not seconds: same seed, same result.")] = False,
-    paid_scoring: Annotated[bool, typer.Option(help="Score plans counting units already paid as sunk.")] = False,
+    paid_scoring: Annotated[bool, typer.Option("--paid-scoring/--paper-scoring",
+                                               help="Count billing units already paid as sunk when scoring.")] = True,
+    ipp_wins_ties: Annotated[bool, typer.Option("--ipp-wins-ties/--heuristic-wins-ties",
+                                                help="Which plan CoH applies on a tie.")] = True,
     ipp_max_jobs: Annotated[int, typer.Option(help="Run the IPP only when fewer new jobs than this.")] = 50,
     ipp_max_vms: Annotated[int | None, typer.Option(help="Candidate running VMs in the IPP (default: all).")] = None,
     warm_start: Annotated[bool, typer.Option(help="Start the solver from the best heuristic plan.")] = True,
@@ -109,7 +112,7 @@ def simulate_cmd(
     if trace and synthetic:
         raise typer.BadParameter("give --trace or --synthetic, not both")
     config = _config(policy, heuristics, tick, boot, charging, validate)
-    config = replace(config, paid_scoring=paid_scoring,
+    config = replace(config, paid_scoring=paid_scoring, ipp_wins_ties=ipp_wins_ties,
                      **_ipp_options(solver, time_limit, deterministic, ipp_max_jobs, ipp_max_vms, warm_start, policy))
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = _workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
@@ -228,7 +231,8 @@ def _payload(result: RunResult, work: _Workload, config: SimulationConfig, seed:
                    "release_margin": config.release_margin, "validate": config.validate, "solver": config.solver,
                    "time_limit": config.time_limit, "deterministic": config.deterministic,
                    "ipp_max_jobs": config.ipp_max_jobs, "ipp_max_vms": config.ipp_max_vms,
-                   "warm_start": config.warm_start, "paid_scoring": config.paid_scoring},
+                   "warm_start": config.warm_start, "paid_scoring": config.paid_scoring,
+                   "ipp_wins_ties": config.ipp_wins_ties},
     }
 
 

@@ -65,11 +65,14 @@ class CohPolicy:
         Score with the units already paid counted as sunk (:mod:`broker.objective`).
     prefer_ipp : bool
         Apply the IPP's plan whenever it has one (the IPP "alone", the heuristics only as fallback).
+    ipp_wins_ties : bool
+        On a tie between the IPP's plan and the best heuristic's, apply the IPP's (measured better
+        over whole runs, EXPERIMENTS.md); False keeps the heuristic's.
     """
 
     def __init__(self, members: Sequence[Member], *, lookahead: float,
                  seed: int | np.random.SeedSequence | None, name: str = "coh", ipp: IppMember | None = None,
-                 paid: bool = False, prefer_ipp: bool = False) -> None:
+                 paid: bool = True, prefer_ipp: bool = False, ipp_wins_ties: bool = True) -> None:
         if not members:
             raise ValueError("a portfolio needs at least one member")
         self.members, self.lookahead, self.name, self.ipp = tuple(members), lookahead, name, ipp
@@ -78,7 +81,7 @@ class CohPolicy:
         self.ticks = 0
         self._needs_stats = any(m.needs_stats for m in self.members)
         self._ipp = _IppTally()
-        self.paid, self.prefer_ipp = paid, prefer_ipp
+        self.paid, self.prefer_ipp, self.ipp_wins_ties = paid, prefer_ipp, ipp_wins_ties
 
     def decide(self, now: float, batch: Batch, sim: SimulationView) -> Plan:
         """Plan the batch with every member; apply the cheapest by the IPP objective."""
@@ -109,7 +112,8 @@ class CohPolicy:
             return best
         cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly, paid=self.paid)
         costs[ipp.name] = cost
-        return (cost, ipp.name, plan) if cost < best[0] - 1e-9 or self.prefer_ipp else best
+        margin = 1e-9 if self.ipp_wins_ties else -1e-9
+        return (cost, ipp.name, plan) if cost < best[0] + margin or self.prefer_ipp else best
 
     def _record(self, sim: SimulationView, now: float, jobs: int, winner: str, costs: dict[str, float]) -> None:
         fields: dict[str, Any] = {"now": now, "jobs": jobs, "winner": winner,

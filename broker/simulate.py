@@ -51,7 +51,8 @@ class SimulationConfig:
     warm_start: bool = True
     fast_path: bool = True
     symmetry: Symmetry = "order"
-    paid_scoring: bool = False
+    paid_scoring: bool = True
+    ipp_wins_ties: bool = True
 
     def limit(self) -> Limit:
         """The solver limit this configuration asks for."""
@@ -78,7 +79,7 @@ def build_policy(config: SimulationConfig, *, seed: int | None, billing: Billing
     if config.policy == "coh":
         members = [HEURISTICS.get(name) for name in config.heuristics]
         return CohPolicy(members, lookahead=lookahead, seed=seed, name="coh", ipp=_ipp(config, billing, catalog),
-                         paid=config.paid_scoring)
+                         paid=config.paid_scoring, ipp_wins_ties=config.ipp_wins_ties)
     if config.policy == "ipp":
         if config.solver is None:
             raise ValueError("policy 'ipp' needs a solver ('cbc' or 'cpsat')")

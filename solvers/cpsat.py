@@ -60,6 +60,8 @@ def scale_to_int(coefs: Sequence[float], what: str) -> tuple[int, list[int]]:
     Unsupported
         When no such power of ten exists.
     """
+    if all(float(c).is_integer() for c in coefs):
+        return 1, [int(c) for c in coefs]
     for exponent in range(MAX_SCALE_EXPONENT + 1):
         scale = 10**exponent
         scaled = [c * scale for c in coefs]

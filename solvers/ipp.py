@@ -127,7 +127,11 @@ class IppModel:
                     n_slots=inst.n_slots)
 
     def encode(self, plan: Plan) -> np.ndarray | None:
-        """A full assignment of the model's variables for ``plan`` (a warm start); None if it does not fit."""
+        """A full assignment of the model's variables for ``plan`` (a warm start); None if it does not fit.
+
+        The assignment satisfies every row by construction (tested); backends check a start again
+        before they rely on it.
+        """
         inst, values = self.instance, np.zeros(self.model.n_vars)
         slot_to_vm = {int(s): j for j, s in enumerate(inst.vm_slot.tolist())}
         counters: dict[int, int] = {}
@@ -151,7 +155,7 @@ class IppModel:
             values[self.h[(t, k)]] = max(values[self.h[(t, k)]], inst.new_units[p])
         for j, v in self.g.items():
             values[v] = max(values[v], inst.vm_base[j])
-        return values if not self.model.violations(values) else None
+        return values
 
 
 def build_model(inst: IppInstance, *, symmetry: Symmetry = "order") -> IppModel:
