@@ -147,7 +147,7 @@ class _IppTally:
     """Counts of the IPP's outcomes over a run."""
 
     def __init__(self) -> None:
-        self.calls = self.optimal = self.limit_hit = self.exact = 0
+        self.calls = self.optimal = self.limit_hit = self.exact = self.by_bound = 0
         self.gaps: list[float] = []
         self.wall_s = 0.0
         self.status: Counter[str] = Counter()
@@ -162,11 +162,13 @@ class _IppTally:
         self.optimal += outcome.status.value == "optimal"
         self.limit_hit += outcome.limit_hit
         self.exact += outcome.path == "exact"
+        self.by_bound += outcome.path == "bound"
         self.wall_s += outcome.wall_s
         if outcome.gap is not None:
             self.gaps.append(outcome.gap)
 
     def summary(self) -> dict[str, Any]:
         return {"ipp_calls": self.calls, "ipp_optimal_ticks": self.optimal, "ipp_exact_ticks": self.exact,
+                "ipp_bound_ticks": self.by_bound,
                 "ipp_limit_hit_ticks": self.limit_hit, "ipp_status": dict(sorted(self.status.items())),
                 "mean_gap": float(np.mean(self.gaps)) if self.gaps else None, "ipp_wall_s": self.wall_s}

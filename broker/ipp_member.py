@@ -8,8 +8,10 @@ times, and ``max_vms`` keeps the cheapest-to-use ones.
 
 :class:`IppMember` solves one- and two-job instances exactly (:mod:`solvers.exact`) and larger
 ones, up to ``max_jobs``, with a time- or work-limited solver, warm-started from the best
-heuristic plan. It returns ``None`` (no plan) when the solver finds none: the heuristics are the
-safety net.
+heuristic plan. When that plan already costs the instance's lower bound
+(:meth:`~solvers.ipp.IppInstance.lower_bound`) it is optimal and no solver is called: the member
+returns ``None`` and records the tick as OPTIMAL ("bound"). It also returns ``None`` when the
+solver finds no plan: the heuristics are the safety net.
 """
 
 from __future__ import annotations
@@ -109,7 +111,16 @@ class IppMember:
             plan, cost = solve_exact(inst)
             self.last = IppOutcome(Status.OPTIMAL, cost, 0.0, time.perf_counter() - started, False, "exact")
             return plan
+        if self.fast_path and incumbent is not None and self._incumbent_proven(inst, incumbent):
+            self.last = IppOutcome(Status.OPTIMAL, inst.lower_bound(), 0.0, time.perf_counter() - started, False,
+                                   "bound")
+            return None
         return self._solve(inst, incumbent, started)
+
+    @staticmethod
+    def _incumbent_proven(inst: IppInstance, incumbent: Plan) -> bool:
+        """Whether the heuristics' plan already meets the instance's lower bound (so it is optimal)."""
+        return inst.cost(incumbent) <= inst.lower_bound() + 1e-9
 
     def _solve(self, inst: IppInstance, incumbent: Plan | None, started: float) -> Plan | None:
         ipp = build_model(inst, symmetry=self.symmetry)
