@@ -31,7 +31,8 @@ class SimulationConfig:
     heuristic (for example ``"FCFS-SM"``). Times in seconds. ``lookahead`` defaults to boot time + tick. The IPP runs
     under ``time_limit`` wall-clock seconds, or with ``deterministic`` under a work limit: CP-SAT
     deterministic seconds = ``time_limit`` with one worker, CBC nodes = ``1000 * time_limit``
-    with one thread.
+    with one thread. ``presolve`` applies to CP-SAT (on by default: turning it off made whole
+    deterministic replays 6-7x slower, BENCHMARKS.md).
     """
 
     policy: str = "coh"
@@ -51,6 +52,7 @@ class SimulationConfig:
     warm_start: bool = True
     fast_path: bool = True
     symmetry: Symmetry = "order"
+    presolve: bool = True
     paid_scoring: bool = True
     ipp_wins_ties: bool = True
 
@@ -96,7 +98,8 @@ def _ipp(config: SimulationConfig, billing: Billing | None, catalog: Catalog | N
         return None
     if billing is None or catalog is None:
         raise ValueError("the IPP member needs the billing model and the catalog")
-    return IppMember(get_solver(config.solver), config.limit(), billing=billing, hourly=catalog.hourly,
+    options = {"presolve": config.presolve} if config.solver == "cpsat" else {}
+    return IppMember(get_solver(config.solver, **options), config.limit(), billing=billing, hourly=catalog.hourly,
                      max_jobs=config.ipp_max_jobs, max_vms=config.ipp_max_vms, warm_start=config.warm_start,
                      fast_path=config.fast_path, symmetry=config.symmetry, paid=config.paid_scoring)
 
