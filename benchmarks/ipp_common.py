@@ -35,6 +35,8 @@ CATALOG = load_price_book().catalog()
 BILLING = Billing()
 HOURLY = CATALOG.hourly
 LOOKAHEAD = 130.0  # boot time 120 s + one 10 s tick, as SimulationConfig's default
+#: Scoring: ``paid=True`` is the project's default (SimulationConfig.paid_scoring), False the paper's.
+SCORING = {"paid": True}
 
 
 def load_jobs(workload: str, *, n_jobs: int) -> JobTable:
@@ -84,9 +86,15 @@ def next_jobs(jobs: JobTable, first: int, m: int) -> Batch:
     return batch_of(index, jobs.arrival, jobs.runtime, jobs.r, jobs.user)
 
 
-def cost(plan: Plan, batch: Batch, fleet: Fleet) -> float:
-    """THE evaluator: :func:`broker.objective.plan_cost`."""
-    return plan_cost(plan, batch, fleet, BILLING, HOURLY)
+def cost(plan: Plan, batch: Batch, fleet: Fleet, paid: bool | None = None) -> float:
+    """THE evaluator: :func:`broker.objective.plan_cost` (``paid`` defaults to ``SCORING``)."""
+    return plan_cost(plan, batch, fleet, BILLING, HOURLY, paid=SCORING["paid"] if paid is None else paid)
+
+
+def instance(batch: Batch, fleet: Fleet, max_vms: int | None = None, paid: bool | None = None) -> IppInstance:
+    """:func:`broker.ipp_member.make_instance` with the benchmark's scoring."""
+    return make_instance(batch, fleet, BILLING, HOURLY, max_vms=max_vms,
+                         paid=SCORING["paid"] if paid is None else paid)
 
 
 def heuristic_plans(batch: Batch, fleet: Fleet, names: list[str] | tuple[str, ...]) -> dict[str, Plan]:
@@ -94,11 +102,12 @@ def heuristic_plans(batch: Batch, fleet: Fleet, names: list[str] | tuple[str, ..
     return {n: HEURISTICS.get(n).plan(batch, fleet, np.random.default_rng(1)) for n in names}
 
 
-def best_plan(plans: dict[str, Plan], batch: Batch, fleet: Fleet) -> tuple[str, Plan, float]:
+def best_plan(plans: dict[str, Plan], batch: Batch, fleet: Fleet,
+              paid: bool | None = None) -> tuple[str, Plan, float]:
     """The cheapest plan (first listed on ties) and its cost."""
     best: tuple[str, Plan, float] | None = None
     for name, plan in plans.items():
-        c = cost(plan, batch, fleet)
+        c = cost(plan, batch, fleet, paid)
         if best is None or c < best[2] - 1e-9:
             best = (name, plan, c)
     assert best is not None
@@ -146,8 +155,7 @@ def solve_ipp(batch: Batch, fleet: Fleet, config: SolveConfig, incumbent: Plan |
               seconds: float | None = None) -> Outcome:
     """Build the instance and model, encode the warm start, solve; all of it timed (as IppMember does)."""
     t0 = time.perf_counter()
-    max_vms = config.max_vms
-    inst = make_instance(batch, fleet, BILLING, HOURLY, max_vms=max_vms)
+    inst = instance(batch, fleet, config.max_vms)
     return solve_instance(inst, config, incumbent, t0, seconds)
 
 
@@ -188,19 +196,21 @@ class StubView:
 
 
 # -- portfolio members as top-level tasks (picklable for loky workers) -----------------------------------
-def ipp_member(seconds: float = 2.0, workers: int = 2):  # type: ignore[no-untyped-def]
+def ipp_member(seconds: float = 2.0, workers: int = 2, paid: bool | None = None):  # type: ignore[no-untyped-def]
     """CoH's IPP member as in the portfolio: CP-SAT, ``workers`` workers, wall limit, symmetry "order"."""
     from broker.ipp_member import IppMember
 
     solver = get_solver("cpsat", num_workers=workers)
-    return IppMember(solver, Limit.wall(seconds, threads=workers), billing=BILLING, hourly=HOURLY)
+    return IppMember(solver, Limit.wall(seconds, threads=workers), billing=BILLING, hourly=HOURLY,
+                     paid=SCORING["paid"] if paid is None else paid)
 
 
-def ipp_task(batch: Batch, fleet: Fleet, incumbent: Plan | None = None, seconds: float = 2.0) -> Plan | None:
+def ipp_task(batch: Batch, fleet: Fleet, incumbent: Plan | None = None, seconds: float = 2.0,
+             paid: bool | None = None) -> Plan | None:
     """The IPP member's plan (warm-started from ``incumbent`` when given)."""
-    return ipp_member(seconds).plan(batch, fleet, np.random.default_rng(0), incumbent=incumbent)
+    return ipp_member(seconds, paid=paid).plan(batch, fleet, np.random.default_rng(0), incumbent=incumbent)
 
 
-def heuristics_task(batch: Batch, fleet: Fleet) -> tuple[str, Plan, float]:
+def heuristics_task(batch: Batch, fleet: Fleet, paid: bool | None = None) -> tuple[str, Plan, float]:
     """The trio's best plan and its cost."""
-    return best_plan(heuristic_plans(batch, fleet, PAPER_TRIO), batch, fleet)
+    return best_plan(heuristic_plans(batch, fleet, PAPER_TRIO), batch, fleet, paid)

@@ -3,8 +3,9 @@
     python experiments/coh_members.py [--jobs 20000] [--work 2] [--seeds 1]
 
 Members: FCFS-SM, FCFS-LD, FCFS-CFH, and the IPP alone (CP-SAT, deterministic work limit, FCFS-SM
-only as fallback when it has no plan). Portfolios: CoH over the trio, CoH over the trio + IPP, each
-with the paper's scoring and with the units already paid counted as sunk (``paid_scoring``).
+only as fallback when it has no plan). Portfolios: CoH over the trio, CoH over the trio + IPP, with
+the paper's scoring or with the units already paid counted as sunk (``paid_scoring``), and with
+ties between the IPP's and the best heuristic's plan going to either.
 Prints one Markdown row per (workload, policy) with cost, cost/LB and the IPP's win share.
 """
 
@@ -39,14 +40,18 @@ def workloads(n_jobs: int, seed: int) -> dict[str, JobTable]:
 
 def policies(work: float) -> dict[str, SimulationConfig]:
     ipp = {"solver": "cpsat", "time_limit": work, "deterministic": True}
+    paper = {"paid_scoring": False, "ipp_wins_ties": False}
     return {
         "FCFS-SM": SimulationConfig(policy="FCFS-SM"),
         "FCFS-LD": SimulationConfig(policy="FCFS-LD"),
         "FCFS-CFH": SimulationConfig(policy="FCFS-CFH"),
         "IPP alone": SimulationConfig(policy="ipp", **ipp),
-        "CoH trio": SimulationConfig(policy="coh"),
-        "CoH trio + IPP": SimulationConfig(policy="coh", **ipp),
-        "CoH trio + IPP, paid scoring": SimulationConfig(policy="coh", paid_scoring=True, **ipp),
+        "CoH trio, paper scoring": SimulationConfig(policy="coh", paid_scoring=False),
+        "CoH trio, paid scoring": SimulationConfig(policy="coh"),
+        "CoH trio + IPP, paper scoring, ties to heuristics": SimulationConfig(policy="coh", **paper, **ipp),
+        "CoH trio + IPP, paid scoring, ties to heuristics": SimulationConfig(policy="coh", ipp_wins_ties=False,
+                                                                             **ipp),
+        "CoH trio + IPP, paid scoring, ties to IPP (default)": SimulationConfig(policy="coh", **ipp),
     }
 
 
