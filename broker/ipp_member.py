@@ -34,7 +34,7 @@ def _units(end: np.ndarray, anchor: np.ndarray | float, btu: float) -> np.ndarra
 
 
 def make_instance(batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarray, *,
-                  max_vms: int | None = None, paid: bool = False) -> IppInstance:
+                  max_vms: int | None = None, paid: bool = False, keep: np.ndarray | None = None) -> IppInstance:
     """The IPP of one tick (units consistent with :func:`broker.objective.plan_cost`, same ``paid``)."""
     now, btu = fleet.now, billing.btu
     slots = np.flatnonzero(fleet.free >= batch.r.min()) if len(batch) else np.empty(0, np.int64)
@@ -48,11 +48,15 @@ def make_instance(batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarr
         vm_base=base, vm_units=units, type_capacity=fleet.type_capacity, type_hourly=hourly,
         new_units=_units(new_dep, billing.anchor(now), btu), n_slots=len(fleet),
     )
-    return reduce_vms(inst, max_vms)
+    return reduce_vms(inst, max_vms, keep=keep)
 
 
-def reduce_vms(inst: IppInstance, max_vms: int | None) -> IppInstance:
-    """Drop running VMs identical to M earlier ones, then keep the ``max_vms`` cheapest to use."""
+def reduce_vms(inst: IppInstance, max_vms: int | None, *, keep: np.ndarray | None = None) -> IppInstance:
+    """Drop running VMs identical to M earlier ones, then keep the ``max_vms`` cheapest to use.
+
+    Slots listed in ``keep`` (those the warm start uses) always stay, so the start remains a
+    feasible point of the reduced model.
+    """
     if len(inst.vm_slot) == 0:
         return inst
     signature = np.column_stack([inst.vm_free, inst.vm_hourly, inst.vm_base, inst.vm_units])
@@ -62,12 +66,14 @@ def reduce_vms(inst: IppInstance, max_vms: int | None) -> IppInstance:
     for j, group in enumerate(inverse.ravel().tolist()):
         rank[j] = seen.get(group, 0)
         seen[group] = rank[j] + 1
-    keep = np.flatnonzero(rank < inst.n_jobs)
-    if max_vms is not None and len(keep) > max_vms:
-        cheapest = inst.job_costs()[:, keep].min(axis=0)
-        keep = np.sort(keep[np.lexsort((keep, cheapest))[:max_vms]])
-    return IppInstance(r=inst.r, vm_slot=inst.vm_slot[keep], vm_free=inst.vm_free[keep],
-                       vm_hourly=inst.vm_hourly[keep], vm_base=inst.vm_base[keep], vm_units=inst.vm_units[keep],
+    forced = np.isin(inst.vm_slot, keep) if keep is not None else np.zeros(len(inst.vm_slot), dtype=bool)
+    chosen = np.flatnonzero((rank < inst.n_jobs) | forced)
+    if max_vms is not None and len(chosen) > max_vms:
+        cheapest = np.where(forced[chosen], -np.inf, inst.job_costs()[:, chosen].min(axis=0))
+        chosen = np.sort(chosen[np.lexsort((chosen, cheapest))[:max(max_vms, int(forced.sum()))]])
+    return IppInstance(r=inst.r, vm_slot=inst.vm_slot[chosen], vm_free=inst.vm_free[chosen],
+                       vm_hourly=inst.vm_hourly[chosen], vm_base=inst.vm_base[chosen],
+                       vm_units=inst.vm_units[chosen],
                        type_capacity=inst.type_capacity, type_hourly=inst.type_hourly, new_units=inst.new_units,
                        n_slots=inst.n_slots)
 
@@ -93,7 +99,7 @@ class IppMember:
 
     def __init__(self, solver: Solver, limit: Limit, *, billing: Billing, hourly: np.ndarray, max_jobs: int = 50,
                  max_vms: int | None = None, warm_start: bool = True, fast_path: bool = True,
-                 symmetry: Symmetry = "order", paid: bool = False) -> None:
+                 symmetry: Symmetry = "order", paid: bool = True) -> None:
         self.solver, self.limit, self.billing, self.hourly = solver, limit, billing, hourly
         self.max_jobs, self.max_vms, self.warm_start, self.fast_path = max_jobs, max_vms, warm_start, fast_path
         self.symmetry: Symmetry = symmetry
@@ -106,7 +112,8 @@ class IppMember:
         if len(batch) >= self.max_jobs:
             return None
         started = time.perf_counter()
-        inst = make_instance(batch, fleet, self.billing, self.hourly, max_vms=self.max_vms, paid=self.paid)
+        keep = incumbent.targets[incumbent.targets < incumbent.n_slots] if incumbent is not None else None
+        inst = make_instance(batch, fleet, self.billing, self.hourly, max_vms=self.max_vms, paid=self.paid, keep=keep)
         if self.fast_path and len(batch) <= MAX_JOBS:
             plan, cost = solve_exact(inst)
             self.last = IppOutcome(Status.OPTIMAL, cost, 0.0, time.perf_counter() - started, False, "exact")
@@ -125,13 +132,20 @@ class IppMember:
     def _solve(self, inst: IppInstance, incumbent: Plan | None, started: float) -> Plan | None:
         ipp = build_model(inst, symmetry=self.symmetry)
         start = ipp.encode(incumbent) if (self.warm_start and incumbent is not None) else None
-        result = self.solver.solve(ipp.model, limit=self.limit, start=start)
+        result = self.solver.solve(ipp.model, limit=self._remaining(started), start=start)
         wall = time.perf_counter() - started
         self.last = IppOutcome(result.status, result.bound, result.gap, wall, result.limit_hit, self.solver.name,
                                ipp.model.n_vars)
         if not result.status.has_solution or result.values is None:
             return None
         return ipp.decode(result.values)
+
+    def _remaining(self, started: float) -> Limit:
+        """The wall limit less the time already spent on this tick (work limits are kept whole)."""
+        if self.limit.is_deterministic or self.limit.seconds is None:
+            return self.limit
+        left = max(0.01, self.limit.seconds - (time.perf_counter() - started))
+        return Limit.wall(left, threads=self.limit.threads)
 
     def describe(self) -> dict[str, Any]:
         """Settings, for results."""

@@ -9,8 +9,9 @@ Limits come in two kinds. A wall limit (``Limit.wall(seconds)``) is what the CoH
 tick (CoH paper §3: 2 s for CPLEX); a deterministic limit (``Limit.deterministic(work)``) gives the
 same answer on every machine and every run, for reproducible experiments:
 
-- CP-SAT reads ``work`` as ``max_deterministic_time`` (CP-SAT's own deterministic seconds, roughly
-  1 to 3 wall seconds on a current machine) with one worker and a fixed seed;
+- CP-SAT reads ``work`` as ``max_deterministic_time`` (CP-SAT's own deterministic seconds; their wall
+  time depends on the model: 0.2 units took ~0.6 s on the contract instances, and one unit 3-8 s on
+  35-100-job IPPs on a loaded 2-core machine) with one worker and a fixed seed;
 - CBC reads ``work`` as ``maxNodes`` (branch-and-bound nodes, ``int(work)``) with its serial search
   and no time limit; the root node (cuts, heuristics) always runs to its end.
 """

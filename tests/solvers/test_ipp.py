@@ -85,3 +85,13 @@ def test_reduction_keeps_at_most_m_identical_vms() -> None:
     _, counts = np.unique(signature, axis=0, return_counts=True)
     assert counts.max() <= reduced.n_jobs
     assert len(reduce_vms(full, 5).vm_slot) <= 5
+
+
+def test_reduction_keeps_the_warm_start_feasible() -> None:
+    for batch, fleet in captured("LCG-2005-1.swf.gz", "heterogeneous", 3, 20)[:8]:
+        plan = all_heuristic_plans(batch, fleet, ["FCFS-SM"])[0]
+        keep = plan.targets[plan.targets < plan.n_slots]
+        inst = make_instance(batch, fleet, BILLING, CATALOG.hourly, max_vms=2, keep=keep)
+        assert set(keep.tolist()) <= set(inst.vm_slot.tolist())
+        values = build_model(inst).encode(plan)
+        assert values is not None and build_model(inst).model.violations(values) == []
