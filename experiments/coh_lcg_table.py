@@ -30,14 +30,14 @@ TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "LCG-
 REQS = ("heterogeneous", "constant-100", "constant-10")
 
 
-def configs(work: float) -> dict[str, SimulationConfig]:
+def configs(work: float, max_vms: int | None) -> dict[str, SimulationConfig]:
     ipp = {"solver": "cpsat", "time_limit": work, "deterministic": True}
     return {
         "FCFS-SM": SimulationConfig(policy="FCFS-SM"),
         "FCFS-LD": SimulationConfig(policy="FCFS-LD"),
         "FCFS-CFH": SimulationConfig(policy="FCFS-CFH"),
         "CoH (trio)": SimulationConfig(policy="coh"),
-        "CoH (trio + IPP)": SimulationConfig(policy="coh", ipp_max_vms=20, **ipp),
+        "CoH (trio + IPP)": SimulationConfig(policy="coh", ipp_max_vms=max_vms, **ipp),
     }
 
 
@@ -83,11 +83,12 @@ def main() -> None:
     parser.add_argument("--policies", default=None, help="comma-separated labels (default: all)")
     parser.add_argument("--work", type=float, default=2.0)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--max-vms", type=int, default=None, help="IPP candidate running VMs (default: all)")
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
     store = Path(args.store)
     store.mkdir(parents=True, exist_ok=True)
-    table = configs(args.work)
+    table = configs(args.work, args.max_vms)
     labels = args.policies.split(",") if args.policies else list(table)
     cells = [(r, lab, s) for r in args.reqs.split(",") for lab in labels for s in seeds_of(args.seeds)]
     tasks = [delayed(stored)(store, cell_key(args.trace, r, lab, table[lab], s),
