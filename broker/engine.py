@@ -161,6 +161,9 @@ class Engine:
             self._schedule_tick(self._grid(wake))
 
     def _apply(self, plan: Plan, index: np.ndarray, now: float) -> set[int]:
+        if plan.n_slots != self.pool.n_slots:
+            raise RuntimeError(f"policy {self.policy.name}: plan built on {plan.n_slots} slots, the pool has "
+                               f"{self.pool.n_slots} (plans must come from this tick's fleet)")
         slots = [self._start_vm(int(k), now) for k in plan.new_types]
         n, pool = plan.n_slots, self.pool
         placed: set[int] = set()
