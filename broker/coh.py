@@ -86,9 +86,29 @@ class CohPolicy:
     def decide(self, now: float, batch: Batch, sim: SimulationView) -> Plan:
         """Plan the batch with every member; apply the cheapest by the IPP objective."""
         fleet = sim.fleet(stats=self._needs_stats)
+        costs: dict[str, float] = {}
+        if self.ipp is not None and self._ipp_alone_decides(self.ipp, len(batch)):
+            best = self._run_ipp(self.ipp, batch, fleet, sim, None, costs)
+        else:
+            best = self._run_members(batch, fleet, sim, costs)
+        self.wins[best[1]] += 1
+        self.ticks += 1
+        if sim.recorder.wants_records:
+            self._record(sim, now, len(batch), best[1], costs)
+        return best[2]
+
+    def _ipp_alone_decides(self, ipp: IppMember, n_jobs: int) -> bool:
+        """Whether the heuristics cannot change this tick's choice, so they need not run.
+
+        The IPP's exact path is optimal; when ties (or everything) go to the IPP, no heuristic
+        plan can be applied, so one- and two-job ticks skip the heuristics altogether.
+        """
+        return (self.ipp_wins_ties or self.prefer_ipp) and ipp.exact_applies(n_jobs)
+
+    def _run_members(self, batch: Batch, fleet: Fleet, sim: SimulationView,
+                     costs: dict[str, float]) -> tuple[float, str, Plan]:
         score = len(self.members) > 1 or self.ipp is not None or sim.recorder.wants_records
         best: tuple[float, str, Plan] | None = None
-        costs: dict[str, float] = {}
         for member in self.members:
             plan = member.plan(batch, fleet, self.rng)
             cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly, paid=self.paid) if score else 0.0
@@ -98,20 +118,20 @@ class CohPolicy:
         assert best is not None
         if self.ipp is not None:
             best = self._run_ipp(self.ipp, batch, fleet, sim, best, costs)
-        self.wins[best[1]] += 1
-        self.ticks += 1
-        if sim.recorder.wants_records:
-            self._record(sim, now, len(batch), best[1], costs)
-        return best[2]
+        return best
 
     def _run_ipp(self, ipp: IppMember, batch: Batch, fleet: Fleet, sim: SimulationView,
-                 best: tuple[float, str, Plan], costs: dict[str, float]) -> tuple[float, str, Plan]:
-        plan = ipp.plan(batch, fleet, self.rng, incumbent=best[2])
+                 best: tuple[float, str, Plan] | None, costs: dict[str, float]) -> tuple[float, str, Plan]:
+        plan = ipp.plan(batch, fleet, self.rng, incumbent=best[2] if best is not None else None)
         self._ipp.add(ipp)
         if plan is None:
+            if best is None:
+                raise RuntimeError("the IPP's exact path returned no plan")
             return best
         cost = plan_cost(plan, batch, fleet, sim.billing, sim.catalog.hourly, paid=self.paid)
         costs[ipp.name] = cost
+        if best is None:
+            return (cost, ipp.name, plan)
         margin = 1e-9 if self.ipp_wins_ties else -1e-9
         return (cost, ipp.name, plan) if cost < best[0] + margin or self.prefer_ipp else best
 

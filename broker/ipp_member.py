@@ -106,6 +106,10 @@ class IppMember:
         self.paid = paid
         self.last: IppOutcome | None = None
 
+    def exact_applies(self, n_jobs: int) -> bool:
+        """Whether a batch of ``n_jobs`` is solved exactly without a solver call."""
+        return self.fast_path and 0 < n_jobs <= MAX_JOBS and n_jobs < self.max_jobs
+
     def plan(self, batch: Batch, fleet: Fleet, rng: np.random.Generator, incumbent: Plan | None = None) -> Plan | None:
         """Solve the tick's IPP; ``None`` if the batch is too large or no solution was found."""
         self.last = None

@@ -77,9 +77,12 @@ def test_portfolio_with_ipp_records_and_is_deterministic(backend: str) -> None:
     assert stats["ipp_wins"] + stats["heuristic_wins"] == stats["portfolio_ticks"]
     assert stats["ipp_calls"] == len(ticks_a) and stats["ipp_optimal_ticks"] > 0
     assert {"ipp_status", "ipp_bound", "ipp_gap", "ipp_wall_s", "cost[IPP]"} <= set(ticks_a.columns)
-    best_heuristic = ticks_a[["cost[FCFS-SM]", "cost[FCFS-LD]", "cost[FCFS-CFH]"]].min(axis=1)
-    chosen = ticks_a.apply(lambda row: row[f"cost[{row.winner}]"], axis=1)
-    assert (chosen <= best_heuristic + 1e-9).all(), "the IPP never makes a tick dearer"
+    heuristic_costs = ticks_a[["cost[FCFS-SM]", "cost[FCFS-LD]", "cost[FCFS-CFH]"]]
+    ran = heuristic_costs.notna().all(axis=1)
+    assert (ticks_a.loc[~ran, "ipp_path"] == "exact").all(), "only exact IPP ticks skip the heuristics"
+    assert (ticks_a.loc[~ran, "jobs"] <= 2).all() and ran.any()
+    chosen = ticks_a[ran].apply(lambda row: row[f"cost[{row.winner}]"], axis=1)
+    assert (chosen <= heuristic_costs[ran].min(axis=1) + 1e-9).all(), "the IPP never makes a tick dearer"
     assert ticks_a.drop(columns="ipp_wall_s").equals(ticks_b.drop(columns="ipp_wall_s"))
 
 
@@ -89,3 +92,13 @@ def test_batches_at_the_threshold_skip_the_ipp() -> None:
     stats = simulate(jobs, CATALOG, config=config, seed=1).summary.policy_stats
     assert stats["ipp_status"].get("skipped (too many jobs)", 0) > 0
     assert stats["ipp_calls"] == stats["ipp_exact_ticks"], "below 3 jobs only the exact path runs"
+
+
+def test_heuristics_run_on_every_tick_when_ties_go_to_them() -> None:
+    jobs = lcg_slice(300)
+    config = SimulationConfig(policy="coh", solver="cpsat", time_limit=0.05, deterministic=True,
+                              ipp_wins_ties=False)
+    recorder = MemoryRecorder()
+    simulate(jobs, CATALOG, config=config, seed=1, recorder=recorder)
+    ticks = recorder.frame("portfolio")
+    assert ticks[["cost[FCFS-SM]", "cost[FCFS-LD]", "cost[FCFS-CFH]"]].notna().all().all()
