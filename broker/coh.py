@@ -26,6 +26,7 @@ from broker.ipp_member import IppMember
 from broker.objective import plan_cost
 from broker.policy import SimulationView
 from heuristics.fleet import Batch, Fleet, Plan
+from solvers.base import Status
 
 
 class Member(Protocol):
@@ -179,7 +180,7 @@ class _IppTally:
             return
         self.calls += 1
         self.status[outcome.status.value] += 1
-        self.optimal += outcome.status.value == "optimal"
+        self.optimal += outcome.status is Status.OPTIMAL
         self.limit_hit += outcome.limit_hit
         self.exact += outcome.path == "exact"
         self.by_bound += outcome.path == "bound"

@@ -9,7 +9,7 @@ with ``ceilh`` the number of billing units, ``d_i`` a job's planned departure (s
 or when its VM has booted, plus run time), ``s_j`` where VM j's billing is counted from and
 ``ld_j`` the latest departure of the jobs VM j has hosted. :func:`plan_cost` returns the part that
 depends on the plan: the new VMs plus the *increase* of the running VMs' terms. The running VMs'
-terms without the plan (:func:`running_cost`) are a constant for every candidate of a tick.
+terms without the plan are a constant for every candidate of a tick, so they are left out.
 
 With ``paid=True`` (this project's variant, not the paper's) a running VM's ``ld_j`` is taken as
 ``max(ld_j, now)``: the unit a VM is in now is paid whatever the plan, so a job that ends within it
@@ -59,9 +59,3 @@ def plan_cost(plan: Plan, batch: Batch, fleet: Fleet, billing: Billing, hourly: 
         cost += extra * float(hourly[fleet.vm_type[t]])
     return cost
 
-
-def running_cost(fleet: Fleet, billing: Billing, hourly: np.ndarray) -> float:
-    """The running VMs' terms of the objective without any new job ($)."""
-    alive = fleet.free >= 0
-    units = np.ceil((fleet.last_departure[alive] - fleet.anchor[alive]) / billing.btu).clip(min=0)
-    return float((units * hourly[fleet.vm_type[alive]]).sum())

@@ -86,18 +86,6 @@ class Fleet:
                 return int(k)
         raise ValueError(f"no VM type holds a job of requirement {r}")
 
-    @classmethod
-    def empty(
-        cls, *, now: float, boot_time: float, type_capacity: np.ndarray, type_order: np.ndarray,
-        btu: float = 3600.0, new_rollover: float = 3600.0,
-    ) -> Fleet:
-        """A fleet with no VMs (the first tick of a run, and tests)."""
-        f = np.empty(0, dtype=np.float64)
-        i = np.empty(0, dtype=np.int64)
-        return cls(now=now, boot_time=boot_time, free=f, capacity=f, vm_type=i, ready_at=f, anchor=f,
-                   last_departure=f, n_jobs=i, arr_min=f, arr_max=f, arr_sum=f, dep_min=f, dep_max=f,
-                   btu=btu, new_rollover=new_rollover, type_capacity=type_capacity, type_order=type_order)
-
 
 @dataclass(frozen=True, slots=True)
 class Plan:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,13 @@ SOURCES_JOBS = {
     "OSC-Clust-2000-3.1-cln.swf.gz": 36_097,
     "lublin_256.swf.gz": 10_000,
 }
+
+
+def without_timing(value: Any) -> Any:
+    """Drop measured wall times (keys ending in ``wall_s``): the only fields identical runs may differ in."""
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if not k.endswith("wall_s")}
+    return value
 
 
 def trace_path(filename: str) -> Path:

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli import app
-from tests.conftest import SOURCES_JOBS, trace_path
+from tests.conftest import SOURCES_JOBS, trace_path, without_timing
 
 runner = CliRunner()
 
@@ -73,12 +73,6 @@ def test_clear_errors() -> None:
     assert bad.exit_code != 0 and "FCFS-XYZ" in bad.output
 
 
-def _drop_timing(value):
-    if isinstance(value, dict):
-        return {k: _drop_timing(v) for k, v in value.items() if not k.endswith("wall_s")}
-    return value
-
-
 @pytest.mark.parametrize("backend", ["cpsat", "cbc"])
 def test_simulate_with_the_ipp_deterministic(backend: str) -> None:
     args = ("simulate", "--synthetic", "--synthetic-jobs", "300", "--seed", "3", "--solver", backend,
@@ -86,7 +80,7 @@ def test_simulate_with_the_ipp_deterministic(backend: str) -> None:
     first, second = invoke(*args), invoke(*args)
     assert {"ipp_wins", "heuristic_wins", "ipp_optimal_ticks", "mean_gap"} <= set(first)
     assert first["ipp_wins"] + first["heuristic_wins"] == first["policy_stats"]["portfolio_ticks"]
-    assert _drop_timing(first) == _drop_timing(second)
+    assert without_timing(first) == without_timing(second)
     assert first["config"]["solver"] == backend and first["config"]["deterministic"] is True
 
 

@@ -13,7 +13,7 @@ from broker.simulate import SimulationConfig, simulate
 from solvers.base import Limit, Status, get_solver, list_solvers
 from solvers.exact import solve_exact
 from solvers.ipp import build_model
-from tests.conftest import trace_path
+from tests.conftest import trace_path, without_timing
 from tests.solvers.ipp_cases import BILLING, CATALOG, captured
 from workloads.cache import load_trace
 from workloads.jobs import job_view
@@ -46,13 +46,6 @@ def test_ipp_member_never_worse_than_its_warm_start(backend: str) -> None:
             assert member.last.path == "bound" and incumbent_cost == pytest.approx(member.last.bound)
             continue
         assert plan_cost(plan, batch, fleet, BILLING, CATALOG.hourly) <= incumbent_cost + 1e-9
-
-
-def without_timing(value):
-    """Drop the measured wall times (the only fields that may differ between identical runs)."""
-    if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if not k.endswith("wall_s")}
-    return value
 
 
 def lcg_slice(n: int, reqs: str = "heterogeneous"):
