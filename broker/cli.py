@@ -1,4 +1,4 @@
-"""The ``cloudbroker`` command line: ``trace info`` and ``simulate``.
+"""The ``cloudbroker`` command line: ``trace info``, ``simulate`` and ``plan-reservations``.
 
 Output goes to stdout (a table, or one JSON object with ``--json``); progress bars and log
 messages go to stderr, and a progress bar is shown only on a terminal.
@@ -21,15 +21,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from broker.billing import Charging
+from broker.cloud import HEAVY, RESERVED_OPTIONS, PriceBook
+from broker.demand import Demand
 from broker.metrics import RunResult
+from broker.planner import Prices, plan_reservations
 from broker.recorder import Recorder
 from broker.reports import TableFormat, write_tables
-from broker.simulate import SimulationConfig, simulate
+from broker.reservations import PlanError, ReservationPlan
+from broker.simulate import RESERVED_POLICIES, SimulationConfig, replay_demand, simulate
 from heuristics.registry import HEURISTICS, PAPER_TRIO
 from solvers.base import list_solvers
 from workloads.cache import load_trace
 from workloads.jobs import STATUS_GROUPS, FilterReport, JobTable, job_view
 from workloads.lublin import default_workload
+from workloads.planning import read_demand, read_plan
 from workloads.pricebooks import DEFAULT_PRICE_BOOK, load_price_book
 from workloads.requirements import MODELS
 from workloads.swf import trace_info
@@ -81,7 +86,8 @@ def simulate_cmd(
     synthetic: Annotated[bool, typer.Option(help="Use the generated default workload (the default).")] = False,
     synthetic_jobs: Annotated[int, typer.Option(help="Jobs in the generated workload.")] = 2000,
     reqs: Annotated[str, typer.Option(help=f"Requirement model: {', '.join(MODELS)}.")] = "heterogeneous",
-    policy: Annotated[str, typer.Option(help="'coh', 'ipp' (with --solver) or one heuristic such as FCFS-SM.")] = "coh",
+    policy: Annotated[str, typer.Option(help="'coh', 'ipp' (with --solver), 'coh-r' / 'coh-onetype' (with "
+                                              "--reservations) or one heuristic such as FCFS-SM.")] = "coh",
     heuristics: Annotated[
         str, typer.Option(help="Portfolio members for --policy coh, comma separated.")
     ] = ",".join(PAPER_TRIO),
@@ -106,21 +112,24 @@ def simulate_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs/vms tables and summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    reservations: Annotated[Path | None, typer.Option(help="Reservation plan (plan-reservations --json output) "
+                                                           "for --policy coh-r / coh-onetype.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Replay a trace (or the generated default) through CoH or one heuristic."""
+    """Replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
     if trace and synthetic:
         raise typer.BadParameter("give --trace or --synthetic, not both")
-    config = _config(policy, heuristics, tick, boot, charging, validate)
+    config = _config(policy, heuristics, tick, boot, charging, validate, **_reservation_options(reservations, policy))
     config = replace(config, paid_scoring=paid_scoring, ipp_wins_ties=ipp_wins_ties,
                      **_ipp_options(solver, time_limit, deterministic, ipp_max_jobs, ipp_max_vms, warm_start, policy))
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = _workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
-    catalog = load_price_book(price_book).catalog()
+    book = _book(price_book)
+    catalog = book.catalog()
     started = time.perf_counter()
     with _progress(len(work.jobs), quiet=not err.is_terminal) as recorder:
         result = simulate(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
-                          recorder=recorder)
+                          recorder=recorder, book=book)
     wall = time.perf_counter() - started
     payload = _payload(result, work, config, seed, wall)
     if out_dir is not None:
@@ -137,12 +146,28 @@ def _ipp_options(solver: str | None, time_limit: float, deterministic: bool, max
         return {}
     if solver not in list_solvers():
         raise typer.BadParameter(f"--solver must be one of {', '.join(list_solvers())}")
-    if policy not in ("coh", "ipp"):
-        raise typer.BadParameter("--solver needs --policy coh or ipp (the IPP is a member of the portfolio)")
+    if policy not in ("coh", "ipp", *RESERVED_POLICIES):
+        raise typer.BadParameter("--solver needs --policy coh, ipp, coh-r or coh-onetype (the IPP is a member of "
+                                 "the portfolio)")
     if time_limit <= 0:
         raise typer.BadParameter("--time-limit must be > 0")
     return {"solver": solver, "time_limit": time_limit, "deterministic": deterministic, "ipp_max_jobs": max_jobs,
             "ipp_max_vms": max_vms, "warm_start": warm_start}
+
+
+def _reservation_options(path: Path | None, policy: str) -> dict[str, Any]:
+    if (path is not None) != (policy in RESERVED_POLICIES):
+        raise typer.BadParameter("--reservations goes with --policy coh-r or coh-onetype, and they need it")
+    if path is None:
+        return {}
+    try:
+        plan = read_plan(path)
+    except (OSError, PlanError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if policy == "coh-onetype" and {o for _, o in plan.counts} - {HEAVY}:
+        raise typer.BadParameter(f"{path}: coh-onetype uses heavy reservations only; this plan has others "
+                                 f"(make it with plan-reservations --options reserved-heavy, or use coh-r)")
+    return {"reservations": plan}
 
 
 def _load(path_or_name: str, lenient: bool) -> Any:
@@ -153,16 +178,17 @@ def _load(path_or_name: str, lenient: bool) -> Any:
         raise typer.Exit(2) from exc
 
 
-def _config(policy: str, heuristics: str, tick: float, boot: float, charging: str, validate: bool) -> SimulationConfig:
+def _config(policy: str, heuristics: str, tick: float, boot: float, charging: str, validate: bool,
+            reservations: ReservationPlan | None = None) -> SimulationConfig:
     members = tuple(h.strip() for h in heuristics.split(",") if h.strip())
-    for name in (*members, *([policy] if policy not in ("coh", "ipp") else [])):
+    for name in (*members, *([policy] if policy not in ("coh", "ipp", *RESERVED_POLICIES) else [])):
         if name not in HEURISTICS:
             raise typer.BadParameter(f"unknown heuristic {name!r}; known: {', '.join(HEURISTICS)}")
     if charging not in ("exact", "wall-clock"):
         raise typer.BadParameter("--charging must be exact or wall-clock")
     mode: Charging = "exact" if charging == "exact" else "wall-clock"
     return SimulationConfig(policy=policy, heuristics=members, tick=tick, boot_time=boot, charging=mode,
-                            validate=validate)
+                            validate=validate, reservations=reservations)
 
 
 def _workload(trace: str | None, n_synthetic: int, reqs: str, seed: np.random.SeedSequence, limit: int | None,
@@ -232,7 +258,8 @@ def _payload(result: RunResult, work: _Workload, config: SimulationConfig, seed:
                    "time_limit": config.time_limit, "deterministic": config.deterministic,
                    "ipp_max_jobs": config.ipp_max_jobs, "ipp_max_vms": config.ipp_max_vms,
                    "warm_start": config.warm_start, "paid_scoring": config.paid_scoring,
-                   "ipp_wins_ties": config.ipp_wins_ties},
+                   "ipp_wins_ties": config.ipp_wins_ties,
+                   "reservations": config.reservations.to_dict() if config.reservations else None},
     }
 
 
@@ -241,6 +268,9 @@ def _print_summary(result: RunResult, work: _Workload, wall: float) -> None:
     table = Table(title=f"{s.policy} on {work.label}", show_header=False)
     table.add_row("jobs", f"{s.jobs:,}  ({work.report.describe()})")
     table.add_row("cost", f"${s.cost:,.2f}")
+    if s.upfront_amortized:
+        billed = ", ".join(f"{k} ${v:,.2f}" for k, v in s.cost_by_option.items())
+        table.add_row("  of which", f"upfront (share of the term) ${s.upfront_amortized:,.2f}; billed: {billed}")
     table.add_row("lower bound (LB)", f"${s.lower_bound:,.2f}")
     table.add_row("cost / LB", f"{s.cost_over_lb:.3f}")
     table.add_row("utilization", f"{s.utilization:.1%}")
@@ -257,3 +287,103 @@ def _print_summary(result: RunResult, work: _Workload, wall: float) -> None:
                              f"{stats['ipp_optimal_ticks']:,} optimal, mean gap {gap}, {stats['ipp_wall_s']:.1f} s")
     table.add_row("wall time", f"{wall:.2f} s")
     out.print(table)
+
+
+def _book(name_or_path: str) -> PriceBook:
+    try:
+        return load_price_book(name_or_path)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+@app.command("plan-reservations")
+def plan_reservations_cmd(
+    trace: Annotated[str | None, typer.Option(help="Replay this SWF file or registry name for the demand.")] = None,
+    demand_file: Annotated[Path | None, typer.Option("--demand", help="Demand CSV (VMs per type and interval).")] = None,
+    synthetic_jobs: Annotated[int, typer.Option(help="Jobs in the generated workload (the default input).")] = 2000,
+    reqs: Annotated[str, typer.Option(help=f"Requirement model: {', '.join(MODELS)}.")] = "heterogeneous",
+    term: Annotated[str, typer.Option(help="Reservation term: 1y or 3y.")] = "1y",
+    mode: Annotated[str, typer.Option(help="per-type (CoH-R's cover, closed form) or capacity (formula 6, an "
+                                           "integer program).")] = "per-type",
+    options: Annotated[str, typer.Option(help="Reservation options to consider, comma separated.")] = ",".join(
+        RESERVED_OPTIONS),
+    solver: Annotated[str, typer.Option(help="Solver of the capacity-mode program: cbc or cpsat.")] = "cpsat",
+    growth: Annotated[float, typer.Option(help="Scale the demand by this factor before planning.")] = 1.0,
+    interval: Annotated[float, typer.Option(help="Demand interval (s).")] = 3600.0,
+    heuristics: Annotated[str, typer.Option(help="CoH members of the demand replay.")] = ",".join(PAPER_TRIO),
+    seed: Annotated[int, typer.Option(help="Seed of the workload and the replay.")] = 0,
+    limit_jobs: Annotated[int | None, typer.Option(help="Use only the first N jobs (by arrival).")] = None,
+    price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
+    save_demand: Annotated[Path | None, typer.Option(help="Write the demand series here (CSV).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Plan reserved-instance purchases from a trace's CoH replay or a demand file (CoH formula 6)."""
+    if trace is not None and demand_file is not None:
+        raise typer.BadParameter("give --trace or --demand, not both")
+    book = _book(price_book)
+    prices = _prices(book, term, options, mode, solver)
+    demand, source = _demand(book, trace, demand_file, synthetic_jobs, reqs, heuristics, seed, limit_jobs, interval)
+    if growth != 1.0:
+        demand = demand.scaled(growth)
+    if save_demand is not None:
+        demand.frame().to_csv(save_demand, index=False)
+    report = plan_reservations(demand, prices, mode="capacity" if mode == "capacity" else "per-type", solver=solver)
+    payload = {**report.to_dict(), "demand": {"source": source, "intervals": len(demand),
+                                              "interval_s": demand.interval_s, "growth": growth,
+                                              "peak": dict(zip(demand.types, demand.counts.max(axis=0).tolist()
+                                                               if len(demand) else [0] * len(demand.types),
+                                                               strict=True))}}
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+    else:
+        _print_plan(payload)
+
+
+def _prices(book: PriceBook, term: str, options: str, mode: str, solver: str) -> Prices:
+    if term not in ("1y", "3y"):
+        raise typer.BadParameter("--term must be 1y or 3y")
+    if mode not in ("per-type", "capacity"):
+        raise typer.BadParameter("--mode must be per-type or capacity")
+    if solver not in list_solvers():
+        raise typer.BadParameter(f"--solver must be one of {', '.join(list_solvers())}")
+    chosen = [o.strip() for o in options.split(",") if o.strip()]
+    try:
+        return Prices.from_book(book, int(term[0]), options=chosen)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthetic_jobs: int, reqs: str,
+            heuristics: str, seed: int, limit_jobs: int | None, interval: float) -> tuple[Demand, str]:
+    catalog = book.catalog()
+    if demand_file is not None:
+        try:
+            return read_demand(demand_file, catalog.names, interval_s=interval), str(demand_file)
+        except (OSError, ValueError) as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+    config = _config("coh", heuristics, 10.0, 120.0, "exact", False)
+    workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
+    work = _workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, "", False)
+    with _progress(len(work.jobs), quiet=not err.is_terminal) as recorder:
+        demand, _ = replay_demand(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
+                                  recorder=recorder, interval_s=interval, source=work.label)
+    return demand, f"CoH replay of {work.label}"
+
+
+def _print_plan(payload: dict[str, Any]) -> None:
+    term = payload["term_years"]
+    table = Table(title=f"Reservation plan, {term}-year term ({payload['mode']} cover)")
+    for col in ("type", "reserved", "count", "upfront $", "hourly $", "upfront $/h", "break-even use"):
+        table.add_column(col, justify="left" if col in ("type", "reserved") else "right")
+    for line in payload["lines"]:
+        option = line["option"].removeprefix("reserved-")
+        table.add_row(line["instance_type"], option, str(line["count"]), f"{line['upfront']:,.0f}",
+                      f"{line['hourly']:.3f}", f"{line['upfront_per_hour']:.4f}",
+                      f"{line['break_even_utilization']:.0%}")
+    out.print(table)
+    out.print(f"demand: {payload['demand']['source']} ({payload['demand']['intervals']:,} intervals, peak "
+              f"{payload['demand']['peak']})")
+    out.print(f"expected cost per term ${payload['expected_cost']:,.2f}; all on-demand "
+              f"${payload['on_demand_cost']:,.2f}; savings ${payload['savings']:,.2f} "
+              f"({payload['savings_fraction']:.1%})")

@@ -14,7 +14,11 @@ from typing import Any
 import numpy as np
 
 ON_DEMAND = "on-demand"
-RESERVED_OPTIONS = ("reserved-light", "reserved-medium", "reserved-heavy")
+LIGHT, MEDIUM, HEAVY = "reserved-light", "reserved-medium", "reserved-heavy"
+#: Reserved options in the order CoH-R fills demand after the always-on heavy ones (SPEC §4).
+RESERVED_OPTIONS = (LIGHT, MEDIUM, HEAVY)
+#: Hours in a reservation year (365 days; EC2 terms count 8760 h a year).
+HOURS_PER_YEAR = 8760
 
 
 class PriceBookError(ValueError):
@@ -34,7 +38,8 @@ class Offer:
     """One billing option of one instance type.
 
     ``hourly`` is charged per billing unit started ($/h); ``upfront`` once per reservation ($).
-    ``term_years`` is ``None`` for on-demand.
+    ``term_years`` is ``None`` for on-demand. A heavy reservation pays ``hourly`` for every hour of
+    its term, running or not; light and medium ones only for the units their VM runs.
     """
 
     instance_type: str
@@ -42,6 +47,21 @@ class Offer:
     hourly: float
     upfront: float = 0.0
     term_years: int | None = None
+
+    @property
+    def term_hours(self) -> float:
+        """Hours in the term (``inf`` for on-demand)."""
+        return float("inf") if self.term_years is None else float(self.term_years * HOURS_PER_YEAR)
+
+    @property
+    def upfront_per_hour(self) -> float:
+        """The upfront price spread over every hour of the term ($/h)."""
+        return 0.0 if self.term_years is None else self.upfront / self.term_hours
+
+    @property
+    def always_billed(self) -> bool:
+        """Whether every hour of the term is billed (heavy utilization)."""
+        return self.option == HEAVY
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +85,29 @@ class PriceBook:
         if len(names) != len(types):
             raise PriceBookError(f"{source}: instance_types: duplicate names")
         offers = tuple(_offer(o, source, f"offers[{i}]", names) for i, o in enumerate(_list(data, "offers", source)))
+        keys = [(o.instance_type, o.option, o.term_years) for o in offers]
+        for i, key in enumerate(keys):
+            if key in keys[:i]:
+                raise PriceBookError(f"{source}: offers[{i}]: a second offer for {key[0]!r} {key[1]!r} "
+                                     f"term_years={key[2]}")
         book = cls(name=str(data.get("name", source)), source=source, types=types, offers=offers)
         missing = [t.name for t in types if book.offer(t.name, ON_DEMAND) is None]
         if missing:
             raise PriceBookError(f"{source}: no on-demand offer for instance type(s) {missing}")
         return book
 
-    def offer(self, instance_type: str, option: str) -> Offer | None:
-        """The offer of ``option`` for ``instance_type`` (the first one listed), if any."""
-        return next((o for o in self.offers if o.instance_type == instance_type and o.option == option), None)
+    def offer(self, instance_type: str, option: str, term_years: int | None = None) -> Offer | None:
+        """The offer of ``option`` for ``instance_type`` (and ``term_years`` for a reservation), if any."""
+        return next((o for o in self.offers if o.instance_type == instance_type and o.option == option
+                     and (option == ON_DEMAND or term_years is None or o.term_years == term_years)), None)
+
+    def terms(self) -> tuple[int, ...]:
+        """Reservation terms (years) the book offers, ascending."""
+        return tuple(sorted({o.term_years for o in self.offers if o.term_years is not None}))
+
+    def reserved(self, term_years: int) -> tuple[Offer, ...]:
+        """The reserved offers of one term, in book order."""
+        return tuple(o for o in self.offers if o.option != ON_DEMAND and o.term_years == term_years)
 
     def catalog(self) -> Catalog:
         """The on-demand catalog the engine and heuristics use."""

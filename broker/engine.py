@@ -12,6 +12,11 @@ can change: the next job entering the policy's look-ahead, a time the policy ask
 A job placed at time ``t`` on a VM that is ready at ``ready_at`` starts at
 ``max(arrival, t, ready_at)`` and departs ``runtime`` later; its requirement is held on the VM
 from ``t`` to its departure.
+
+With reserved instances (:class:`broker.reservations.ReservedCapacity`, CoH-R) the heavy ones are
+leased, already booted, at the first tick and kept until the run drains; every VM the policy starts
+takes a medium reservation of its type if one is free, else a light one, else it is on-demand.
+The policy sees what one more unit of each VM costs in the fleet's ``rate`` (0 for heavy ones).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from broker.cloud import Catalog
 from broker.policy import Policy, batch_of
 from broker.pool import Pool
 from broker.recorder import Recorder
+from broker.reservations import HEAVY_CODE, ReservedCapacity
 from broker.validate import Validator
 from heuristics.fleet import Fleet, Plan
 from workloads.jobs import JobTable
@@ -64,14 +70,18 @@ class RunRecord:
     ticks: int
     events: int
     policy_stats: dict
+    began: float = 0.0
+    ended: float = 0.0
+    upfront: float = 0.0
 
 
 class Engine:
     """Replays a job table through a policy (see the module docstring)."""
 
     def __init__(self, jobs: JobTable, catalog: Catalog, policy: Policy, config: EngineConfig,
-                 recorder: Recorder | None = None) -> None:
+                 recorder: Recorder | None = None, reservations: ReservedCapacity | None = None) -> None:
         self.jobs, self.catalog, self.policy, self.config = jobs, catalog, policy, config
+        self.reservations = reservations
         self.billing, self.boot_time = config.billing, config.boot_time
         self.recorder = recorder if recorder is not None else Recorder()
         self.pool = Pool(catalog, config.billing, config.boot_time)
@@ -103,7 +113,11 @@ class Engine:
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> RunRecord:
         """Run to the end: every job departed and every VM released."""
-        self._schedule_tick(self._grid(self._next_visible_time()))
+        began = self._grid(self._next_visible_time())
+        self._schedule_tick(began)
+        if self.reservations is not None and began < math.inf:
+            for k in self.reservations.heavy():
+                self._start_vm(k, began, heavy=True)
         heap, pop = self._heap, heapq.heappop
         while heap:
             t, kind, _, payload = pop(heap)
@@ -118,8 +132,11 @@ class Engine:
                 self._deadline(payload)  # type: ignore[arg-type]
         if self._validator is not None:
             self._validator.at_end()
+        began = began if began < math.inf else 0.0
+        ended = max([began, *(v.released_at for v in self.pool.ledger)])
+        upfront = self.reservations.upfront_share(ended - began) if self.reservations is not None else 0.0
         return RunRecord(self.jobs, self.job_vm, self.job_start, self.job_end, self.pool.ledger,
-                         self.ticks, self.events, self.policy.stats())
+                         self.ticks, self.events, self.policy.stats(), began=began, ended=ended, upfront=upfront)
 
     def _push(self, t: float, kind: int, payload: object) -> None:
         heapq.heappush(self._heap, (t, kind, next(self._seq), payload))
@@ -184,8 +201,12 @@ class Engine:
             placed.add(i)
         return placed
 
-    def _start_vm(self, vm_type: int, now: float) -> int:
-        slot = self.pool.start(vm_type, now)
+    def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
+        if self.reservations is None:
+            slot = self.pool.start(vm_type, now)
+        else:
+            option, rate = self.reservations.acquire(vm_type, heavy=heavy)
+            slot = self.pool.start(vm_type, now, option=option, rate=rate, booted=heavy)
         deadline = self.billing.deadline(float(self.pool.anchor[slot]), now)
         self._push(deadline, DEADLINE, (slot, int(self.pool.vm_id[slot])))
         return slot
@@ -203,14 +224,21 @@ class Engine:
         pool = self.pool
         if pool.vm_id[slot] != vm_id:
             return
-        if pool.n_jobs[slot] == 0 and (self._draining() or self.policy.release_idle(self.now, slot, self)):
+        if pool.n_jobs[slot] == 0 and (self._draining() or self._may_release(slot)):
+            vm_type, option = int(pool.vm_type[slot]), int(pool.option[slot])
             record = pool.release(slot, self.now)
+            if self.reservations is not None:
+                self.reservations.release(vm_type, option)
             if self._validator is not None:
                 self._validator.at_release(record)
             if self._waiting:
                 self._schedule_tick(self._grid(self.now))
             return
         self._push(self.now + self.billing.btu, DEADLINE, payload)
+
+    def _may_release(self, slot: int) -> bool:
+        """Heavy reservations stay until the run drains; any other idle VM goes if the policy agrees."""
+        return int(self.pool.option[slot]) != HEAVY_CODE and self.policy.release_idle(self.now, slot, self)
 
     def _draining(self) -> bool:
         """No job left to run: every VM goes at its next deadline, whatever the policy says."""

@@ -44,7 +44,7 @@ def make_instance(batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarr
     base = _units(last, fleet.anchor[slots], btu)
     new_dep = np.maximum(batch.arrival, now + fleet.boot_time) + batch.runtime
     inst = IppInstance(
-        r=batch.r.astype(np.float64), vm_slot=slots, vm_free=fleet.free[slots], vm_hourly=hourly[fleet.vm_type[slots]],
+        r=batch.r.astype(np.float64), vm_slot=slots, vm_free=fleet.free[slots], vm_hourly=fleet.rate[slots],
         vm_base=base, vm_units=units, type_capacity=fleet.type_capacity, type_hourly=hourly,
         new_units=_units(new_dep, billing.anchor(now), btu), n_slots=len(fleet),
     )

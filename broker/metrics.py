@@ -1,6 +1,9 @@
 """Run metrics (``SPEC.md`` §3) as a summary plus per-job and per-VM DataFrames.
 
 Rental cost, the lower bound LB, cost/LB, utilization, VM-hours by type and wait times.
+With reserved instances the cost is the billed units at each VM's own rate plus the run's share of
+the upfront prices (``upfront * run hours / term hours``); ``cost_by_option`` splits the billed part
+by billing option.
 
 ``LB = sum_i r_i (d_i - a_i) / w_k * c_k / BTU`` with ``(w_k, c_k)`` the most cost-efficient
 type: an ideal VM that scales vertically and is charged exactly for what it uses (CoH §5.1).
@@ -41,6 +44,8 @@ class Summary:
     ticks: int
     events: int
     policy_stats: dict[str, Any] = field(default_factory=dict)
+    upfront_amortized: float = 0.0
+    cost_by_option: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values."""
@@ -86,7 +91,7 @@ def vm_frame(record: RunRecord, billing: Billing) -> pd.DataFrame:
 def summarize(record: RunRecord, catalog: Catalog, billing: Billing, *, policy: str) -> RunResult:
     """Build the summary and tables of a finished run."""
     jobs, vms = job_frame(record), vm_frame(record, billing)
-    cost = float(vms["cost"].sum()) if len(vms) else 0.0
+    cost = (float(vms["cost"].sum()) if len(vms) else 0.0) + record.upfront
     lb = lower_bound(record.jobs, catalog, billing)
     used = float(np.dot(record.jobs.r, record.jobs.runtime))
     billed = float((vms["capacity"] * vms["units"]).sum() * billing.btu) if len(vms) else 0.0
@@ -94,6 +99,7 @@ def summarize(record: RunRecord, catalog: Catalog, billing: Billing, *, policy: 
     wait = jobs["wait"].to_numpy()
     hours = vms.groupby("vm_type")["billed_hours"].sum() if len(vms) else pd.Series(dtype=float)
     counts = vms.groupby("vm_type").size() if len(vms) else pd.Series(dtype=int)
+    by_option = vms.groupby("option")["cost"].sum() if len(vms) else pd.Series(dtype=float)
     summary = Summary(
         policy=policy, jobs=len(record.jobs), cost=round(cost, 10), lower_bound=lb,
         cost_over_lb=cost / lb if lb > 0 else float("nan"),
@@ -105,5 +111,6 @@ def summarize(record: RunRecord, catalog: Catalog, billing: Billing, *, policy: 
         wait_p95_s=float(np.percentile(wait, 95)) if len(wait) else 0.0,
         wait_max_s=float(wait.max()) if len(wait) else 0.0,
         ticks=record.ticks, events=record.events, policy_stats=record.policy_stats,
+        upfront_amortized=record.upfront, cost_by_option={str(k): float(v) for k, v in by_option.items()},
     )
     return RunResult(summary=summary, jobs=jobs, vms=vms)

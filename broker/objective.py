@@ -7,8 +7,9 @@ For a plan placing new jobs at time ``now``::
 
 with ``ceilh`` the number of billing units, ``d_i`` a job's planned departure (start on arrival,
 or when its VM has booted, plus run time), ``s_j`` where VM j's billing is counted from and
-``ld_j`` the latest departure of the jobs VM j has hosted. :func:`plan_cost` returns the part that
-depends on the plan: the new VMs plus the *increase* of the running VMs' terms. The running VMs'
+``ld_j`` the latest departure of the jobs VM j has hosted; ``c_j`` is the fleet's ``rate`` of VM j
+(its own price: a reservation's, or 0 for a heavy reservation that is billed every hour anyway).
+:func:`plan_cost` returns the part that depends on the plan: the new VMs plus the *increase* of the running VMs' terms. The running VMs'
 terms without the plan are a constant for every candidate of a tick, so they are left out.
 
 With ``paid=True`` (this project's variant, not the paper's) a running VM's ``ld_j`` is taken as
@@ -56,6 +57,6 @@ def plan_cost(plan: Plan, batch: Batch, fleet: Fleet, billing: Billing, hourly: 
         if paid:
             ld = max(ld, fleet.now)
         extra = billing.units_until(anchor, max(d, ld)) - billing.units_until(anchor, ld)
-        cost += extra * float(hourly[fleet.vm_type[t]])
+        cost += extra * float(fleet.rate[t])
     return cost
 

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from broker.billing import Billing
-from broker.cloud import Catalog
+from broker.cloud import ON_DEMAND, Catalog
+from broker.reservations import HEAVY_CODE, OD_CODE, OPTIONS
 from heuristics.fleet import Fleet
 
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
-                 "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max")
-_INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted")
+                 "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
+_INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted", "option")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,8 @@ class VmRecord:
     """One line of the cost ledger: a released VM and what it was charged.
 
     Times in seconds; ``units`` billing units at ``hourly`` $ per unit; ``busy_capacity_s`` is the
-    sum over its jobs of requirement x run time (capacity-unit seconds).
+    sum over its jobs of requirement x run time (capacity-unit seconds). ``option`` is the billing
+    option the VM ran under (on-demand, or the reservation it took).
     """
 
     vm_id: int
@@ -43,6 +45,7 @@ class VmRecord:
     jobs_hosted: int
     busy_capacity_s: float
     capacity: float
+    option: str = ON_DEMAND
 
 
 class Pool:
@@ -64,6 +67,9 @@ class Pool:
     arr_sum: np.ndarray
     dep_min: np.ndarray
     dep_max: np.ndarray
+    option: np.ndarray
+    rate: np.ndarray
+    marginal: np.ndarray
 
     def __init__(self, catalog: Catalog, billing: Billing, boot_time: float) -> None:
         self.catalog, self.billing, self.boot_time = catalog, billing, boot_time
@@ -104,8 +110,13 @@ class Pool:
             return "booting"
         return "running" if self.n_jobs[slot] else "idle"
 
-    def start(self, vm_type: int, now: float) -> int:
-        """Lease a VM of ``vm_type`` now (it boots for ``boot_time`` s); returns its slot."""
+    def start(self, vm_type: int, now: float, *, option: int = OD_CODE, rate: float | None = None,
+              booted: bool = False) -> int:
+        """Lease a VM of ``vm_type`` now; returns its slot.
+
+        It boots for ``boot_time`` s unless ``booted``; it is billed ``rate`` $ per unit (the type's
+        on-demand price by default) under billing ``option`` (a code of :data:`broker.reservations.OPTIONS`).
+        """
         if self._spare:
             slot = heapq.heappop(self._spare)
         else:
@@ -116,7 +127,11 @@ class Pool:
         cap = float(self.catalog.capacity[vm_type])
         self.vm_id[slot], self.vm_type[slot] = self.next_id, vm_type
         self.capacity[slot] = self.free[slot] = cap
-        self.boot_start[slot], self.ready_at[slot] = now, now + self.boot_time
+        self.boot_start[slot], self.ready_at[slot] = now, now + (0.0 if booted else self.boot_time)
+        self.option[slot] = option
+        self.rate[slot] = float(self.catalog.hourly[vm_type]) if rate is None else rate
+        # what one more unit costs: nothing for a heavy reservation, billed every hour anyway
+        self.marginal[slot] = 0.0 if option == HEAVY_CODE else self.rate[slot]
         self.anchor[slot] = self.billing.anchor(now)
         self.last_departure[slot] = now
         self.busy[slot], self.hosted[slot], self.n_jobs[slot] = 0.0, 0, 0
@@ -150,12 +165,13 @@ class Pool:
             raise RuntimeError(f"VM {self.vm_id[slot]} released at {now} while hosting {self.n_jobs[slot]} job(s)")
         k = int(self.vm_type[slot])
         units = self.billing.units(float(self.anchor[slot]), now)
-        hourly = float(self.catalog.hourly[k])
+        hourly = float(self.rate[slot])
         record = VmRecord(
             vm_id=int(self.vm_id[slot]), vm_type=self.catalog.names[k], boot_start=float(self.boot_start[slot]),
             ready_at=float(self.ready_at[slot]), released_at=now, anchor=float(self.anchor[slot]), units=units,
             hourly=hourly, cost=units * hourly, jobs_hosted=int(self.hosted[slot]),
             busy_capacity_s=float(self.busy[slot]), capacity=float(self.capacity[slot]),
+            option=OPTIONS[int(self.option[slot])],
         )
         self.ledger.append(record)
         self.vm_id[slot], self.vm_type[slot], self.free[slot] = -1, -1, -1.0
@@ -175,7 +191,7 @@ class Pool:
             arr_min=self.arr_min[:n], arr_max=self.arr_max[:n], arr_sum=self.arr_sum[:n],
             dep_min=self.dep_min[:n], dep_max=self.dep_max[:n],
             btu=self.billing.btu, new_rollover=self.billing.time_to_rollover(self.billing.anchor(now), now),
-            type_capacity=self.catalog.capacity, type_order=self._type_order,
+            type_capacity=self.catalog.capacity, type_order=self._type_order, rate=self.marginal[:n],
         )
 
     def _clear_stats(self, slot: int) -> None:

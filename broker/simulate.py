@@ -9,16 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker.billing import Billing, Charging
-from broker.cloud import Catalog
+from broker.cloud import HEAVY, Catalog, PriceBook
 from broker.coh import CohPolicy
-from broker.engine import Engine, EngineConfig
+from broker.demand import Demand, demand_from_run
+from broker.engine import Engine, EngineConfig, RunRecord
 from broker.ipp_member import IppMember
 from broker.metrics import RunResult, summarize
 from broker.recorder import Recorder
+from broker.reservations import ReservationPlan, ReservedCapacity
 from heuristics.registry import HEURISTICS, PAPER_TRIO
 from solvers.base import Limit, get_solver
 from solvers.ipp import Symmetry
 from workloads.jobs import JobTable
+from workloads.pricebooks import load_price_book
+
+#: Policies that replay with reserved instances.
+RESERVED_POLICIES = ("coh-r", "coh-onetype")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +34,8 @@ class SimulationConfig:
     ``policy`` is ``"coh"`` (the portfolio over ``heuristics``, plus the integer program when
     ``solver`` is ``"cbc"`` or ``"cpsat"``), ``"ipp"`` (the integer program alone, with the first
     heuristic as the fallback when it has no plan or the batch is too large) or the name of one
-    heuristic (for example ``"FCFS-SM"``). Times in seconds. ``lookahead`` defaults to boot time + tick. The IPP runs
+    heuristic (for example ``"FCFS-SM"``); ``"coh-r"`` is CoH over ``reservations`` (CoH-R, SPEC §4) and
+    ``"coh-onetype"`` the same with a plan of heavy reservations only. Times in seconds. ``lookahead`` defaults to boot time + tick. The IPP runs
     under ``time_limit`` wall-clock seconds, or with ``deterministic`` under a work limit: CP-SAT
     deterministic seconds = ``time_limit`` with one worker, CBC nodes = ``1000 * time_limit``
     with one thread. ``presolve`` applies to CP-SAT (on by default: turning it off made whole
@@ -55,6 +62,18 @@ class SimulationConfig:
     presolve: bool = True
     paid_scoring: bool = True
     ipp_wins_ties: bool = True
+    reservations: ReservationPlan | None = None
+
+    def __post_init__(self) -> None:
+        reserved = self.policy in RESERVED_POLICIES
+        if reserved != (self.reservations is not None):
+            raise ValueError(f"policy {self.policy!r}: reservations are "
+                             f"{'required' if reserved else 'only for ' + ' / '.join(RESERVED_POLICIES)}")
+        if self.policy == "coh-onetype" and self.reservations is not None:
+            other = sorted({o for _, o in self.reservations.counts} - {HEAVY})
+            if other:
+                raise ValueError(f"coh-onetype uses heavy reservations only; the plan also has {other} "
+                                 f"(plan with heavy reservations only, or use coh-r)")
 
     def limit(self) -> Limit:
         """The solver limit this configuration asks for."""
@@ -78,9 +97,10 @@ def build_policy(config: SimulationConfig, *, seed: int | None, billing: Billing
                  catalog: Catalog | None = None) -> CohPolicy:
     """The policy named by ``config.policy`` (``billing`` and ``catalog`` are needed for the IPP)."""
     lookahead = config.lookahead if config.lookahead is not None else config.boot_time + config.tick
-    if config.policy == "coh":
+    if config.policy in ("coh", *RESERVED_POLICIES):
         members = [HEURISTICS.get(name) for name in config.heuristics]
-        return CohPolicy(members, lookahead=lookahead, seed=seed, name="coh", ipp=_ipp(config, billing, catalog),
+        return CohPolicy(members, lookahead=lookahead, seed=seed, name=config.policy,
+                         ipp=_ipp(config, billing, catalog),
                          paid=config.paid_scoring, ipp_wins_ties=config.ipp_wins_ties)
     if config.policy == "ipp":
         if config.solver is None:
@@ -90,7 +110,8 @@ def build_policy(config: SimulationConfig, *, seed: int | None, billing: Billing
                          paid=config.paid_scoring, prefer_ipp=True)
     if config.policy in HEURISTICS:
         return CohPolicy([HEURISTICS.get(config.policy)], lookahead=lookahead, seed=seed, name=config.policy)
-    raise ValueError(f"unknown policy {config.policy!r}: use 'coh', 'ipp' or a heuristic such as 'FCFS-SM'")
+    raise ValueError(f"unknown policy {config.policy!r}: use 'coh', 'ipp', 'coh-r', 'coh-onetype' "
+                     f"or a heuristic such as 'FCFS-SM'")
 
 
 def _ipp(config: SimulationConfig, billing: Billing | None, catalog: Catalog | None) -> IppMember | None:
@@ -105,9 +126,34 @@ def _ipp(config: SimulationConfig, billing: Billing | None, catalog: Catalog | N
 
 
 def simulate(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = SimulationConfig(),
-             seed: int | None = 0, recorder: Recorder | None = None) -> RunResult:
-    """Replay ``jobs`` through the configured policy and summarize the run."""
+             seed: int | None = 0, recorder: Recorder | None = None, book: PriceBook | None = None) -> RunResult:
+    """Replay ``jobs`` through the configured policy and summarize the run.
+
+    ``book`` gives the reserved prices of ``config.reservations`` (default: the book the plan names).
+    """
+    record, engine_config, name = replay(jobs, catalog, config=config, seed=seed, recorder=recorder, book=book)
+    return summarize(record, catalog, engine_config.billing, policy=name)
+
+
+def replay(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = SimulationConfig(),
+           seed: int | None = 0, recorder: Recorder | None = None,
+           book: PriceBook | None = None) -> tuple[RunRecord, EngineConfig, str]:
+    """Run the engine; returns the raw record, the engine settings and the policy's name."""
     engine_config = config.engine(jobs.origin)
     policy = build_policy(config, seed=seed, billing=engine_config.billing, catalog=catalog)
-    record = Engine(jobs, catalog, policy, engine_config, recorder).run()
-    return summarize(record, catalog, engine_config.billing, policy=policy.name)
+    reserved = None
+    if config.reservations is not None:
+        book = book if book is not None else load_price_book(config.reservations.price_book)
+        reserved = ReservedCapacity(config.reservations, book, catalog)
+    record = Engine(jobs, catalog, policy, engine_config, recorder, reserved).run()
+    return record, engine_config, policy.name
+
+
+def replay_demand(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = SimulationConfig(),
+                  seed: int | None = 0, recorder: Recorder | None = None, interval_s: float = 3600.0,
+                  source: str = "") -> tuple[Demand, RunResult]:
+    """The demand of a replay (:func:`broker.demand.demand_from_run`) and the replay's result."""
+    record, engine_config, name = replay(jobs, catalog, config=config, seed=seed, recorder=recorder)
+    demand = demand_from_run(record.ledger, catalog, began=record.began, ended=record.ended,
+                             btu=engine_config.billing.btu, interval_s=interval_s, source=source)
+    return demand, summarize(record, catalog, engine_config.billing, policy=name)

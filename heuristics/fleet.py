@@ -44,6 +44,8 @@ class Fleet:
     departure of any job it has hosted (its boot start if none): the IPP objective needs both.
     ``type_capacity`` lists every VM type's capacity and ``type_order`` the types by decreasing
     capacity per dollar (the Cost-Efficient VM-type rule takes the first that holds the job).
+    ``rate`` is what one more billing unit of each VM costs ($): its price, or 0 for a reservation
+    billed every hour whether it runs or not (a heavy reserved instance).
     """
 
     now: float
@@ -64,6 +66,7 @@ class Fleet:
     new_rollover: float
     type_capacity: np.ndarray
     type_order: np.ndarray
+    rate: np.ndarray
 
     def __len__(self) -> int:
         return len(self.free)

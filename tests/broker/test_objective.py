@@ -23,7 +23,7 @@ def one_vm_fleet(ld: float) -> Fleet:
                  ready_at=a([120.0]), anchor=a([0.0]), last_departure=a([ld]), n_jobs=a([1]),
                  arr_min=a([np.nan]), arr_max=a([np.nan]), arr_sum=a([0.0]), dep_min=a([np.nan]),
                  dep_max=a([np.nan]), btu=3600.0, new_rollover=3600.0,
-                 type_capacity=CATALOG.capacity, type_order=CATALOG.efficiency_order())
+                 type_capacity=CATALOG.capacity, type_order=CATALOG.efficiency_order(), rate=HOURLY[[1]])
 
 
 def single(arrival: float, runtime: float) -> Batch:

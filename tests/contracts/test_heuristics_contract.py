@@ -41,7 +41,7 @@ def fleets(draw: st.DrawFn) -> Fleet:
                  n_jobs=n_jobs, arr_min=stat, arr_max=stat + 3, arr_sum=np.where(n_jobs > 0, (stat + 1) * n_jobs, 0.0),
                  dep_min=stat + 4000,
                  dep_max=stat + 5000, btu=3600.0, new_rollover=3600.0,
-                 type_capacity=TYPE_CAPACITY, type_order=TYPE_ORDER)
+                 type_capacity=TYPE_CAPACITY, type_order=TYPE_ORDER, rate=np.array([0.065, 0.26])[vm_type])
 
 
 def check_plan(plan: Plan, batch: Batch, fleet: Fleet) -> None:

@@ -31,7 +31,8 @@ def fleet(free, *, dep_max=None, arr_min=None, rollover=None, n_jobs=None) -> Fl
                  ready_at=np.zeros(n), anchor=1000.0 - (3600.0 - rollover), last_departure=np.zeros(n), n_jobs=jobs,
                  arr_min=np.asarray(arr_min, float) if arr_min is not None else nan, arr_max=nan, arr_sum=np.zeros(n),
                  dep_min=nan, dep_max=np.asarray(dep_max, float) if dep_max is not None else nan,
-                 btu=3600.0, new_rollover=3600.0, type_capacity=CAP, type_order=ORDER)
+                 btu=3600.0, new_rollover=3600.0, type_capacity=CAP, type_order=ORDER,
+                 rate=np.full(n, 0.26))
 
 
 def place_one(name: str, f: Fleet, r: float = 50.0) -> int:
