@@ -299,7 +299,7 @@ def _book(name_or_path: str) -> PriceBook:
 @app.command("plan-reservations")
 def plan_reservations_cmd(
     trace: Annotated[str | None, typer.Option(help="Replay this SWF file or registry name for the demand.")] = None,
-    demand_file: Annotated[Path | None, typer.Option("--demand", help="Demand CSV (VMs per type and interval).")] = None,
+    demand_file: Annotated[Path | None, typer.Option("--demand", help="Demand CSV (VMs per type, interval).")] = None,
     synthetic_jobs: Annotated[int, typer.Option(help="Jobs in the generated workload (the default input).")] = 2000,
     reqs: Annotated[str, typer.Option(help=f"Requirement model: {', '.join(MODELS)}.")] = "heterogeneous",
     term: Annotated[str, typer.Option(help="Reservation term: 1y or 3y.")] = "1y",
