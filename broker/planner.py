@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from broker.cloud import HEAVY, LIGHT, MEDIUM, ON_DEMAND, RESERVED_OPTIONS, Offer, PriceBook
+from broker.cloud import HEAVY, HOURS_PER_YEAR, LIGHT, MEDIUM, ON_DEMAND, RESERVED_OPTIONS, Offer, PriceBook
 from broker.demand import Demand, distribution
 from broker.reservations import ReservationPlan
 from solvers.base import Limit, SolveResult, get_solver
@@ -73,7 +73,7 @@ class Prices:
     @property
     def term_hours(self) -> float:
         """Hours in the term."""
-        return float(self.term_years * 8760)
+        return float(self.term_years * HOURS_PER_YEAR)
 
     @classmethod
     def from_book(cls, book: PriceBook, term_years: int = 1, *, options: Sequence[str] = RESERVED_OPTIONS,
@@ -129,12 +129,12 @@ class PlanReport:
     @property
     def planned_horizon_cost(self) -> float:
         """The plan's cost over the demand's span ($)."""
-        return self.expected_cost * self.horizon_hours / (self.plan.term_years * 8760)
+        return self.expected_cost * self.horizon_hours / (self.plan.term_years * HOURS_PER_YEAR)
 
     @property
     def on_demand_horizon_cost(self) -> float:
         """All on-demand over the demand's span ($)."""
-        return self.on_demand_cost * self.horizon_hours / (self.plan.term_years * 8760)
+        return self.on_demand_cost * self.horizon_hours / (self.plan.term_years * HOURS_PER_YEAR)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; ``plan`` is what ``simulate --reservations`` reads."""
@@ -360,15 +360,11 @@ def break_even(tp: TypePrices, offer: Offer, term_h: float) -> float:
 
 
 def _lines(prices: Prices, counts: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
-    lines = []
-    for tp in prices.types:
-        for o in tp.offers:
-            lines.append({"instance_type": tp.name, "option": o.option, "count": counts.get((tp.name, o.option), 0),
-                          "upfront": o.upfront, "hourly": o.hourly, "upfront_per_hour": o.upfront_per_hour,
-                          "effective_hourly_full_use": o.hourly + o.upfront_per_hour,
-                          "on_demand_hourly": tp.on_demand,
-                          "break_even_utilization": break_even(tp, o, prices.term_hours)})
-    return lines
+    return [{"instance_type": tp.name, "option": o.option, "count": counts.get((tp.name, o.option), 0),
+             "upfront": o.upfront, "hourly": o.hourly, "upfront_per_hour": o.upfront_per_hour,
+             "effective_hourly_full_use": o.hourly + o.upfront_per_hour, "on_demand_hourly": tp.on_demand,
+             "break_even_utilization": break_even(tp, o, prices.term_hours)}
+            for tp in prices.types for o in tp.offers]
 
 
 # -- references and baselines ----------------------------------------------------------------------
