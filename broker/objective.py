@@ -10,7 +10,8 @@ or when its VM has booted, plus run time), ``s_j`` where VM j's billing is count
 ``ld_j`` the latest departure of the jobs VM j has hosted; ``c_j`` is the fleet's ``rate`` of VM j
 (its own price: a reservation's, or 0 for a heavy reservation that is billed every hour anyway).
 :func:`plan_cost` returns the part that depends on the plan: the new VMs plus the *increase* of the
-running VMs' terms. The running VMs' terms without the plan are a constant for every candidate of a tick, so they are left out.
+running VMs' terms. The running VMs' terms without the plan are a constant for every candidate of a
+tick, so they are left out.
 
 With ``paid=True`` (this project's variant, not the paper's) a running VM's ``ld_j`` is taken as
 ``max(ld_j, now)``: the unit a VM is in now is paid whatever the plan, so a job that ends within it

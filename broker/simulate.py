@@ -36,10 +36,10 @@ class SimulationConfig:
     heuristic as the fallback when it has no plan or the batch is too large) or the name of one
     heuristic (for example ``"FCFS-SM"``); ``"coh-r"`` is CoH over ``reservations`` (CoH-R, SPEC §4) and
     ``"coh-onetype"`` the same with a plan of heavy reservations only. Times in seconds.
-    ``lookahead`` defaults to boot time + tick. The IPP runs under ``time_limit`` wall-clock seconds, or with ``deterministic`` under a work limit: CP-SAT
-    deterministic seconds = ``time_limit`` with one worker, CBC nodes = ``1000 * time_limit``
-    with one thread. ``presolve`` applies to CP-SAT (on by default: turning it off made whole
-    deterministic replays 6-7x slower, BENCHMARKS.md).
+    ``lookahead`` defaults to boot time + tick. The IPP runs under ``time_limit`` wall-clock seconds,
+    or with ``deterministic`` under a work limit: CP-SAT deterministic seconds = ``time_limit`` with one
+    worker, CBC nodes = ``1000 * time_limit`` with one thread. ``presolve`` applies to CP-SAT (on by
+    default: turning it off made whole deterministic replays 6-7x slower, BENCHMARKS.md).
     """
 
     policy: str = "coh"
