@@ -107,6 +107,13 @@ class JobTable:
             source=f"{self.source}[:{n}]",
         )
 
+    def between(self, start: float, stop: float) -> JobTable:
+        """The jobs arriving in ``[start, stop)`` seconds, times unchanged (plan on one period, replay the next)."""
+        lo, hi = np.searchsorted(self.arrival, [start, stop], side="left")
+        return JobTable(job_id=self.job_id[lo:hi], arrival=self.arrival[lo:hi], runtime=self.runtime[lo:hi],
+                        r=self.r[lo:hi], user=self.user[lo:hi], origin=self.origin,
+                        source=f"{self.source}[{start:g} s, {stop:g} s)")
+
     def to_frame(self) -> pd.DataFrame:
         """The table as a DataFrame (one row per job)."""
         return pd.DataFrame(
