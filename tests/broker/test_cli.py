@@ -93,3 +93,44 @@ def test_simulate_ipp_alone_and_win_counts_in_the_table() -> None:
     assert table.exit_code == 0 and "IPP" in table.stdout and "portfolio wins" in table.stdout
     bad = runner.invoke(app, ["simulate", "--synthetic", "--policy", "FCFS-SM", "--solver", "cpsat"])
     assert bad.exit_code != 0 and "--solver needs" in bad.output
+
+
+def test_plan_reservations_then_replay_the_plan(tmp_path: Path) -> None:
+    demand_csv = tmp_path / "demand.csv"
+    out = invoke("plan-reservations", "--synthetic-jobs", "800", "--seed", "3", "--save-demand", str(demand_csv),
+                 "--json")
+    assert {"plan", "expected_cost", "on_demand_cost", "savings"} <= set(out)
+    assert out["savings"] == pytest.approx(out["on_demand_cost"] - out["expected_cost"]) and out["savings"] >= 0
+    assert out["plan"]["term_years"] == 1 and out["demand"]["intervals"] > 0
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(out))
+    replay = invoke("simulate", "--synthetic-jobs", "800", "--seed", "3", "--policy", "coh-r",
+                    "--reservations", str(plan_file), "--json")
+    assert replay["policy"] == "coh-r" and replay["config"]["reservations"] == out["plan"]
+    reserved = sum(r["count"] for r in out["plan"]["reservations"])
+    assert reserved == 0 or replay["upfront_amortized"] > 0
+    # the saved demand plans the same
+    again = invoke("plan-reservations", "--demand", str(demand_csv), "--json")
+    assert again["plan"] == out["plan"] and again["expected_cost"] == pytest.approx(out["expected_cost"])
+
+
+def test_plan_reservations_on_a_shared_trace_three_year_term() -> None:
+    out = invoke("plan-reservations", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--limit-jobs",
+                 "4000", "--term", "3y", "--mode", "capacity", "--solver", "cbc", "--json")
+    assert out["plan"]["term_years"] == 3 and out["solve"]["status"] == "optimal"
+    assert out["expected_cost"] <= out["on_demand_cost"]
+    table = runner.invoke(app, ["plan-reservations", "--synthetic-jobs", "500"])
+    assert table.exit_code == 0 and "break-even" in table.stdout
+
+
+def test_reservation_options_are_checked(tmp_path: Path) -> None:
+    no_plan = runner.invoke(app, ["simulate", "--synthetic-jobs", "100", "--policy", "coh-r"])
+    assert no_plan.exit_code == 2 and "--reservations" in no_plan.output
+    plan_file = tmp_path / "light.json"
+    plan_file.write_text(json.dumps({"term_years": 1, "reservations": [
+        {"instance_type": "large", "option": "reserved-light", "count": 1}]}))
+    onetype = runner.invoke(app, ["simulate", "--synthetic-jobs", "100", "--policy", "coh-onetype",
+                                  "--reservations", str(plan_file)])
+    assert onetype.exit_code == 2 and "heavy reservations only" in onetype.output
+    bad_term = runner.invoke(app, ["plan-reservations", "--synthetic-jobs", "100", "--term", "2y"])
+    assert bad_term.exit_code == 2 and "1y or 3y" in bad_term.output
