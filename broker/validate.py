@@ -2,8 +2,10 @@
 
 Every tick: each job is placed at most once and none is lost; no VM holds more than its capacity
 (recomputed from the jobs on it, not trusted from the engine's counters); no job starts before its
-arrival or before its VM finished booting. At every release: the billed time covers the VM's whole
-life and every job it hosted. At the end: every job placed and departed, every VM released.
+arrival or before its VM finished booting; with reservations, no more VMs hold an option than were
+bought. At every release: the billed time covers the VM's whole life and every job it hosted, and a
+heavy reservation goes only once the run drains. At the end: every job placed and departed, every
+VM released.
 A failed check raises :class:`InvariantError` naming the job or VM, the time and the values.
 """
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from broker.cloud import HEAVY
 from broker.pool import VmRecord
 
 if TYPE_CHECKING:
@@ -53,11 +56,25 @@ class Validator:
         slots = e.job_slot[active]
         if np.any(pool.vm_id[slots] < 0):
             raise InvariantError(f"t={now}: a running job sits on a released VM")
+        self._check_reservations(now)
         booting = np.flatnonzero(e.job_start[active] < pool.ready_at[slots] - EPS)
         if len(booting):
             i = active[booting[0]]
             raise InvariantError(f"job {e.jobs.job_id[i]} starts at {e.job_start[i]} on VM {e.job_vm[i]} "
                                  f"before it finished booting at {pool.ready_at[e.job_slot[i]]}")
+
+    def _check_reservations(self, now: float) -> None:
+        e = self.engine
+        if e.reservations is None:
+            return
+        pool = e.pool
+        alive = pool.alive
+        held = np.zeros_like(e.reservations.limit)
+        np.add.at(held, (pool.vm_type[: pool.n_slots][alive], pool.option[: pool.n_slots][alive]), 1)
+        held[:, 0] = 0  # on-demand is unlimited
+        if np.any(held > e.reservations.limit) or np.any(held != e.reservations.in_use):
+            raise InvariantError(f"t={now}: VMs per (type, option) {held.tolist()} vs bought "
+                                 f"{e.reservations.limit.tolist()} / booked in use {e.reservations.in_use.tolist()}")
 
     def _check_new_starts(self, placed: np.ndarray, now: float) -> None:
         e = self.engine
@@ -79,6 +96,9 @@ class Validator:
         if record.anchor > record.boot_start + EPS or billed_until < record.released_at - EPS:
             raise InvariantError(f"VM {record.vm_id}: billed [{record.anchor}, {billed_until}] does not cover "
                                  f"its lease [{record.boot_start}, {record.released_at}]")
+        if record.option == HEAVY and not e.departed == len(e.jobs):
+            raise InvariantError(f"VM {record.vm_id}: heavy reservation released at {record.released_at} "
+                                 f"with {len(e.jobs) - e.departed} job(s) still to run")
         jobs = np.flatnonzero(e.job_vm == record.vm_id)
         if len(jobs) != record.jobs_hosted:
             raise InvariantError(f"VM {record.vm_id}: ledger says {record.jobs_hosted} jobs, found {len(jobs)}")

@@ -134,3 +134,22 @@ def test_bad_plan_files_name_file_and_field(tmp_path: Path, content: str, match:
 def test_plan_must_fit_the_price_book() -> None:
     with pytest.raises(PlanError, match="no reserved-heavy offer for 'large' with a 5-year term"):
         ReservationPlan(5, {("large", HEAVY): 1}).check(BOOK)
+
+
+def test_validator_catches_a_reservation_taken_twice() -> None:
+    from broker.engine import Engine
+    from broker.reservations import LIGHT_CODE, ReservedCapacity
+    from broker.simulate import build_policy
+    from broker.validate import InvariantError
+
+    class Leaky(ReservedCapacity):
+        def acquire(self, vm_type: int, *, heavy: bool = False) -> tuple[int, float]:
+            return LIGHT_CODE, float(self.rate[vm_type, LIGHT_CODE])  # never counts, never runs out
+
+    plan = ReservationPlan(1, {("large", LIGHT): 1})
+    config = SimulationConfig(policy="coh-r", heuristics=("FCFS-SM",), validate=True, reservations=plan)
+    engine_config = config.engine()
+    engine = Engine(jobs([1000, 1000], [100, 100], [410, 410]), CATALOG, build_policy(config, seed=1),
+                    engine_config, reservations=Leaky(plan, BOOK, CATALOG))
+    with pytest.raises(InvariantError, match="VMs per \\(type, option\\)"):
+        engine.run()
