@@ -22,7 +22,7 @@ from rich.table import Table
 
 from broker.billing import Charging
 from broker.cloud import HEAVY, RESERVED_OPTIONS, PriceBook
-from broker.demand import Demand
+from broker.demand import Demand, distribution
 from broker.metrics import RunResult
 from broker.planner import Prices, plan_reservations
 from broker.recorder import Recorder
@@ -328,15 +328,21 @@ def plan_reservations_cmd(
     if save_demand is not None:
         demand.frame().to_csv(save_demand, index=False)
     report = plan_reservations(demand, prices, mode="capacity" if mode == "capacity" else "per-type", solver=solver)
-    payload = {**report.to_dict(), "demand": {"source": source, "intervals": len(demand),
-                                              "interval_s": demand.interval_s, "growth": growth,
-                                              "peak": dict(zip(demand.types, demand.counts.max(axis=0).tolist()
-                                                               if len(demand) else [0] * len(demand.types),
-                                                               strict=True))}}
+    payload = {**report.to_dict(), "demand": _demand_summary(demand, source, growth)}
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         _print_plan(payload)
+
+
+def _demand_summary(demand: Demand, source: str, growth: float) -> dict[str, Any]:
+    """Where the demand came from, its size and, per type, its peak and ``Pr(D = i)``."""
+    per_type = {}
+    for name in demand.types:
+        levels, probs = distribution(demand.column(name))
+        per_type[name] = {"peak": int(levels.max()), "levels": levels.tolist(), "probability": probs.tolist()}
+    return {"source": source, "intervals": len(demand), "interval_s": demand.interval_s, "growth": growth,
+            "peak": {name: d["peak"] for name, d in per_type.items()}, "distribution": per_type}
 
 
 def _prices(book: PriceBook, term: str, options: str, mode: str, solver: str) -> Prices:

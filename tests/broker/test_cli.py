@@ -134,3 +134,12 @@ def test_reservation_options_are_checked(tmp_path: Path) -> None:
     assert onetype.exit_code == 2 and "heavy reservations only" in onetype.output
     bad_term = runner.invoke(app, ["plan-reservations", "--synthetic-jobs", "100", "--term", "2y"])
     assert bad_term.exit_code == 2 and "1y or 3y" in bad_term.output
+
+
+def test_plan_reservations_reports_the_demand_distribution(tmp_path: Path) -> None:
+    demand = tmp_path / "d.csv"
+    demand.write_text("large,small\n" + "2,0\n" * 3 + "0,1\n")
+    out = invoke("plan-reservations", "--demand", str(demand), "--json")
+    dist = out["demand"]["distribution"]
+    assert dist["large"] == {"peak": 2, "levels": [0, 2], "probability": [0.25, 0.75]}
+    assert out["demand"]["peak"] == {"large": 2, "small": 1}
