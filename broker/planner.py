@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -194,6 +194,21 @@ def cost_per_type(levels: np.ndarray, weights: np.ndarray, tp: TypePrices, term_
     if any(o not in names for o in fill):
         raise ValueError(f"{tp.name}: the plan uses an option the prices do not offer")
     return float(costs[np.arange(top), column].sum()) if top else 0.0
+
+
+def plan_distribution(distributions: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                      prices: Prices) -> tuple[dict[tuple[str, str], int], float]:
+    """The distribution form, per type: ``{type: (levels, Pr(D = level))}`` -> counts, expected cost per term."""
+    counts: dict[tuple[str, str], int] = {}
+    total = 0.0
+    for tp in prices.types:
+        levels, probs = distributions.get(tp.name, (np.zeros(1, np.int64), np.ones(1)))
+        if np.any(np.asarray(probs) < 0) or not np.isclose(np.sum(probs), 1.0):
+            raise ValueError(f"{tp.name}: Pr(D = i) must be non-negative and sum to 1")
+        mine = plan_per_type(np.asarray(levels), np.asarray(probs), tp, prices.term_hours)
+        counts.update({(tp.name, o): n for o, n in mine.items()})
+        total += cost_per_type(np.asarray(levels), np.asarray(probs), tp, prices.term_hours, mine)
+    return counts, total
 
 
 # -- capacity: formula 6 as an integer program ----------------------------------------------------

@@ -19,6 +19,7 @@ from broker.planner import (
     exhaustive,
     expected_cost,
     lookback,
+    plan_distribution,
     plan_reservations,
 )
 from workloads.planning import DemandFormatError, read_demand
@@ -71,6 +72,11 @@ def test_three_options_hand_worked() -> None:
     levels, probs = distribution(series)
     formula6 = YEAR * sum(p * hourly_bill(int(i), 1, 1, 2) for i, p in zip(levels, probs, strict=True))
     assert report.expected_cost == pytest.approx(formula6 + 780 + 640 + 2 * 276)
+    counts, cost = plan_distribution({"large": (levels, probs)}, LARGE_ONLY)
+    assert counts == report.plan.counts and cost == pytest.approx(report.expected_cost)
+    # a distribution given directly: Pr(D=0) = Pr(D=1) = .5 -> one light (959.28 < on-demand 1138.80)
+    assert plan_distribution({"large": (np.array([0, 1]), np.array([0.5, 0.5]))}, LARGE_ONLY) == (
+        {("large", LIGHT): 1}, pytest.approx(276 + 0.156 * 0.5 * YEAR))
 
 
 def test_report_lines_and_savings() -> None:
