@@ -16,6 +16,7 @@ solver finds no plan: the heuristics are the safety net.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from solvers.base import Limit, Solver, Status
 from solvers.exact import MAX_JOBS, solve_exact
 from solvers.ipp import IppInstance, Symmetry, build_model
 
+log = logging.getLogger(__name__)
 
 def _units(end: np.ndarray, anchor: np.ndarray | float, btu: float) -> np.ndarray:
     return np.maximum(0, np.ceil((end - anchor) / btu)).astype(np.int64)
@@ -105,6 +107,7 @@ class IppMember:
         self.symmetry: Symmetry = symmetry
         self.paid = paid
         self.last: IppOutcome | None = None
+        self.retries = 0
 
     def exact_applies(self, n_jobs: int) -> bool:
         """Whether a batch of ``n_jobs`` is solved exactly without a solver call."""
@@ -137,6 +140,11 @@ class IppMember:
         ipp = build_model(inst, symmetry=self.symmetry)
         start = ipp.encode(incumbent) if (self.warm_start and incumbent is not None) else None
         result = self.solver.solve(ipp.model, limit=self._remaining(started), start=start)
+        if result.status is Status.ERROR and start is not None:
+            # the bundled CBC 2.10.3 crashes on some MIP starts (BENCHMARKS.md): try once more without
+            log.warning("%s failed with a warm start (%s); retrying without it", self.solver.name, result.message)
+            self.retries += 1
+            result = self.solver.solve(ipp.model, limit=self._remaining(started))
         wall = time.perf_counter() - started
         self.last = IppOutcome(result.status, result.bound, result.gap, wall, result.limit_hit, self.solver.name,
                                ipp.model.n_vars)
@@ -154,5 +162,6 @@ class IppMember:
     def describe(self) -> dict[str, Any]:
         """Settings, for results."""
         return {"solver": self.solver.name, "limit": str(self.limit), "max_jobs": self.max_jobs,
+                "retries_without_start": self.retries,
                 "max_vms": self.max_vms, "warm_start": self.warm_start, "fast_path": self.fast_path,
                 "symmetry": self.symmetry, "paid": self.paid}

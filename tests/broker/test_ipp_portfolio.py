@@ -95,3 +95,31 @@ def test_heuristics_run_on_every_tick_when_ties_go_to_them() -> None:
     simulate(jobs, CATALOG, config=config, seed=1, recorder=recorder)
     ticks = recorder.frame("portfolio")
     assert ticks[["cost[FCFS-SM]", "cost[FCFS-LD]", "cost[FCFS-CFH]"]].notna().all().all()
+
+
+def test_a_solver_failing_on_the_warm_start_is_retried_without_it() -> None:
+    from solvers.base import error_result
+
+    class CrashesOnStart:
+        name = "cbc"
+
+        def __init__(self) -> None:
+            self.inner, self.starts = get_solver("cbc"), []
+
+        def solve(self, model, *, limit, start=None):  # type: ignore[no-untyped-def]
+            self.starts.append(start is not None)
+            if start is not None:
+                return error_result("cbc", limit, 0.0, "cbc: process crashed (signal 11)")
+            return self.inner.solve(model, limit=limit)
+
+    from tests.solvers.ipp_cases import all_heuristic_plans
+
+    solver = CrashesOnStart()
+    member = IppMember(solver, Limit.wall(2), billing=BILLING, hourly=CATALOG.hourly)  # type: ignore[arg-type]
+    batch, fleet = next((b, f) for b, f in captured("LCG-2005-1.swf.gz", "heterogeneous", 3, 10)
+                        if not member._incumbent_proven(make_instance(b, f, BILLING, CATALOG.hourly, paid=True),
+                                                        all_heuristic_plans(b, f, ["FCFS-SM"])[0]))
+    incumbent = all_heuristic_plans(batch, fleet, ["FCFS-SM"])[0]
+    plan = member.plan(batch, fleet, np.random.default_rng(0), incumbent=incumbent)
+    assert solver.starts == [True, False] and member.retries == 1
+    assert plan is not None and member.last is not None and member.last.status.has_solution
