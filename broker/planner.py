@@ -213,14 +213,25 @@ def plan_distribution(distributions: Mapping[str, tuple[np.ndarray, np.ndarray]]
 
 # -- capacity: formula 6 as an integer program ----------------------------------------------------
 
+def cover_patterns(level: float, capacities: Sequence[float]) -> list[tuple[int, ...]]:
+    """The minimal VM counts per type whose capacity covers ``level`` (none dominates another)."""
+    def walk(j: int, need: float) -> list[tuple[int, ...]]:
+        top = max(0, math.ceil(need / capacities[j] - 1e-9))
+        if j == len(capacities) - 1:
+            return [(top,)]
+        return [(n, *rest) for n in range(top + 1) for rest in walk(j + 1, need - n * capacities[j])]
+
+    found = set(walk(0, float(level)))
+    return sorted(p for p in found
+                  if not any(q != p and all(a <= b for a, b in zip(q, p, strict=True)) for q in found))
+
+
 def cover_cost(level: float, prices: Prices, counts: dict[tuple[str, str], int]) -> float:
     """``B(D)``, $/h: the cheapest VMs (reserved first, then on-demand) whose capacity covers ``level``.
 
-    Exact by enumeration over how many VMs of each type run (the last type takes what remains), so
-    it is meant for evaluating plans and checking the integer program, not for large type counts.
+    Exact: a cheapest cover is one of the minimal ones (:func:`cover_patterns`), and within a type
+    heavy reservations (already paid), then medium, light and on-demand ones are used in that order.
     """
-    types = prices.types
-
     def hourly(tp: TypePrices, n: int) -> float:
         cost, left = 0.0, n
         for option in (HEAVY, MEDIUM, LIGHT):
@@ -230,14 +241,8 @@ def cover_cost(level: float, prices: Prices, counts: dict[tuple[str, str], int])
             left -= take
         return cost + left * tp.on_demand
 
-    def best(j: int, need: float) -> float:
-        tp = types[j]
-        if j == len(types) - 1:
-            return hourly(tp, max(0, math.ceil(need / tp.capacity - 1e-9)))
-        top = max(0, math.ceil(need / tp.capacity - 1e-9))
-        return min(hourly(tp, n) + best(j + 1, need - n * tp.capacity) for n in range(top + 1))
-
-    return best(0, float(level))
+    patterns = cover_patterns(level, [tp.capacity for tp in prices.types])
+    return min(sum(hourly(tp, n) for tp, n in zip(prices.types, p, strict=True)) for p in patterns)
 
 
 def cost_capacity(levels: np.ndarray, weights: np.ndarray, prices: Prices,
@@ -262,37 +267,54 @@ def capacity_model(levels: np.ndarray, counts: np.ndarray,
                    prices: Prices) -> tuple[MipModel, dict[tuple[str, str], int]]:
     """Formula 6 as a MILP over integer weights ``counts`` (intervals per level); objective x sum(counts).
 
-    Variables ``N[j,k]`` (reservations bought), per level ``v`` ``n[v,j,k]`` (light / medium ones
-    running, at most ``N[j,k]``) and ``o[v,j]`` (on-demand ones); heavy ones always cover.
+    Variables ``N[j,k]`` (reservations bought) and, per level ``v``, a choice ``z[v,p]`` among the
+    minimal covers ``p`` of ``v`` (:func:`cover_patterns`), ``n[v,j,k]`` (light / medium ones running,
+    at most ``N[j,k]``) and ``o[v,j]`` (on-demand ones): per type, heavy + running + on-demand VMs
+    >= the chosen cover's count. Choosing among integer covers, rather than one capacity row, keeps
+    the relaxation from running fractions of VMs; it made the year instances of BENCHMARKS.md 10-30x
+    faster to prove with CBC.
     """
     total, term_h = int(counts.sum()), prices.term_hours
-    top = float(np.max(levels)) if len(levels) else 0.0
+    caps = [tp.capacity for tp in prices.types]
+    patterns = [cover_patterns(v, caps) for v in levels.tolist()]
+    most = [max((p[j] for ps in patterns for p in ps), default=0) for j in range(len(caps))]
     m = MipModel(name="reservations")
     n_var: dict[tuple[str, str], int] = {}
-    for tp in prices.types:
-        cap = math.ceil(top / tp.capacity - 1e-9)
+    for j, tp in enumerate(prices.types):
         for o in tp.offers:
-            n_var[(tp.name, o.option)] = m.add_var(f"N[{tp.name},{o.option}]", 0, cap,
+            n_var[(tp.name, o.option)] = m.add_var(f"N[{tp.name},{o.option}]", 0, most[j],
                                                    cost=total * _fixed(prices, tp.name, o.option))
-    for v, (level, weight) in enumerate(zip(levels.tolist(), counts.tolist(), strict=True)):
-        cover_idx, cover_coef = [], []
-        for tp in prices.types:
-            need = math.ceil(level / tp.capacity - 1e-9)
-            od = m.add_var(f"o[{v},{tp.name}]", 0, need, cost=term_h * weight * tp.on_demand)
-            cover_idx.append(od)
-            cover_coef.append(tp.capacity)
-            for o in tp.offers:
-                big = n_var[(tp.name, o.option)]
-                if o.always_billed:
-                    cover_idx.append(big)
-                    cover_coef.append(tp.capacity)
-                    continue
-                used = m.add_var(f"n[{v},{tp.name},{o.option}]", 0, need, cost=term_h * weight * o.hourly)
-                m.add_row([used, big], [1.0, -1.0], "<=", 0.0, f"avail[{v},{tp.name},{o.option}]")
-                cover_idx.append(used)
-                cover_coef.append(tp.capacity)
-        m.add_row(cover_idx, cover_coef, ">=", float(level), f"cover[{v}]")
+    for v, (ps, weight) in enumerate(zip(patterns, counts.tolist(), strict=True)):
+        z = [m.add_var(f"z[{v},{q}]") for q in range(len(ps))] if len(ps) > 1 else []
+        if z:
+            m.add_row(z, [1.0] * len(z), "==", 1.0, f"choose[{v}]")
+        for j, tp in enumerate(prices.types):
+            need = max(p[j] for p in ps)
+            if need:
+                _cover_type(m, v, tp, need, term_h * weight, n_var, [(zq, p[j]) for zq, p in zip(z, ps, strict=True)]
+                            if z else [], ps[0][j])
     return m, n_var
+
+
+def _cover_type(m: MipModel, v: int, tp: TypePrices, need: int, hours: float, n_var: dict[tuple[str, str], int],
+                chosen: list[tuple[int, int]], fixed_need: int) -> None:
+    """Row ``heavy + running light/medium + on-demand >= the chosen cover's count`` of one type at level v."""
+    idx = [m.add_var(f"o[{v},{tp.name}]", 0, need, cost=hours * tp.on_demand)]
+    for o in tp.offers:
+        big = n_var[(tp.name, o.option)]
+        if o.always_billed:
+            idx.append(big)
+            continue
+        used = m.add_var(f"n[{v},{tp.name},{o.option}]", 0, need, cost=hours * o.hourly)
+        m.add_row([used, big], [1.0, -1.0], "<=", 0.0, f"avail[{v},{tp.name},{o.option}]")
+        idx.append(used)
+    coef = [1.0] * len(idx)
+    if chosen:
+        idx += [zq for zq, a in chosen if a]
+        coef += [-float(a) for _, a in chosen if a]
+        m.add_row(idx, coef, ">=", 0.0, f"cover[{v},{tp.name}]")
+    else:
+        m.add_row(idx, coef, ">=", float(fixed_need), f"cover[{v},{tp.name}]")
 
 
 def integer_weights(weights: np.ndarray, resolution: int = 1_000_000) -> np.ndarray:
@@ -347,8 +369,8 @@ def expected_cost(demand: Demand, prices: Prices, counts: dict[tuple[str, str], 
                   mode: Mode = "per-type") -> float:
     """Expected cost per term of ``counts`` on the demand's empirical distribution ($)."""
     if mode == "capacity":
-        levels, weights = distribution(_capacity_series(demand, prices).astype(np.int64))
-        return cost_capacity(levels, weights, prices, counts)
+        levels, n = np.unique(_capacity_series(demand, prices), return_counts=True)
+        return cost_capacity(levels, n / n.sum(), prices, counts)
     total = 0.0
     for tp in prices.types:
         levels, weights = distribution(demand.column(tp.name))

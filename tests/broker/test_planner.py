@@ -16,6 +16,7 @@ from broker.planner import (
     Prices,
     break_even,
     cover_cost,
+    cover_patterns,
     exhaustive,
     expected_cost,
     lookback,
@@ -213,3 +214,26 @@ def test_read_demand_and_its_errors(tmp_path: Path) -> None:
         good.write_text(content)
         with pytest.raises(DemandFormatError, match=match):
             read_demand(good, CATALOG.names)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 3000), st.lists(st.sampled_from([100.0, 410.0, 250.0, 37.5]), min_size=1, max_size=3,
+                                      unique=True))
+def test_cover_patterns_are_the_minimal_covers(level: int, caps: list[float]) -> None:
+    import itertools
+
+    patterns = cover_patterns(level, caps)
+    boxes = [range(int(np.ceil(level / c)) + 1) for c in caps]
+    covers = [n for n in itertools.product(*boxes) if np.dot(n, caps) >= level - 1e-9]
+    minimal = {n for n in covers if not any(m != n and all(a <= b for a, b in zip(m, n, strict=True))
+                                            for m in covers)}
+    assert set(patterns) == minimal
+
+
+def test_capacity_mode_keeps_fractional_capacity_levels() -> None:
+    prices = Prices.from_book(BOOK, 1)
+    odd = replace(prices, types=tuple(replace(t, capacity=c) for t, c in zip(prices.types, (0.5, 2.05), strict=True)))
+    demand = Demand(np.array([[1, 0]] * 10), ("small", "large"))  # 0.5 capacity units every hour
+    report = plan_reservations(demand, odd, mode="capacity", solver="cbc")
+    assert report.on_demand_cost == pytest.approx(0.065 * YEAR)
+    assert report.expected_cost <= report.on_demand_cost
