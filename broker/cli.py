@@ -307,7 +307,7 @@ def plan_reservations_cmd(
                                            "integer program).")] = "per-type",
     options: Annotated[str, typer.Option(help="Reservation options to consider, comma separated.")] = ",".join(
         RESERVED_OPTIONS),
-    solver: Annotated[str, typer.Option(help="Solver of the capacity-mode program: cbc or cpsat.")] = "cpsat",
+    solver: Annotated[str, typer.Option(help="Solver of the capacity-mode program: cbc or cpsat.")] = "cbc",
     growth: Annotated[float, typer.Option(help="Scale the demand by this factor before planning.")] = 1.0,
     interval: Annotated[float, typer.Option(help="Demand interval (s).")] = 3600.0,
     heuristics: Annotated[str, typer.Option(help="CoH members of the demand replay.")] = ",".join(PAPER_TRIO),

@@ -26,6 +26,7 @@ reservation to cost what on-demand would: ``UF / ((c_od - c) T)``, heavy ``(UF +
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
@@ -215,15 +216,20 @@ def plan_distribution(distributions: Mapping[str, tuple[np.ndarray, np.ndarray]]
 
 def cover_patterns(level: float, capacities: Sequence[float]) -> list[tuple[int, ...]]:
     """The minimal VM counts per type whose capacity covers ``level`` (none dominates another)."""
+    return list(_patterns(float(level), tuple(float(c) for c in capacities)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _patterns(level: float, capacities: tuple[float, ...]) -> tuple[tuple[int, ...], ...]:
     def walk(j: int, need: float) -> list[tuple[int, ...]]:
         top = max(0, math.ceil(need / capacities[j] - 1e-9))
         if j == len(capacities) - 1:
             return [(top,)]
         return [(n, *rest) for n in range(top + 1) for rest in walk(j + 1, need - n * capacities[j])]
 
-    found = set(walk(0, float(level)))
-    return sorted(p for p in found
-                  if not any(q != p and all(a <= b for a, b in zip(q, p, strict=True)) for q in found))
+    found = set(walk(0, level))
+    return tuple(sorted(p for p in found
+                        if not any(q != p and all(a <= b for a, b in zip(q, p, strict=True)) for q in found)))
 
 
 def cover_cost(level: float, prices: Prices, counts: dict[tuple[str, str], int]) -> float:
@@ -325,7 +331,7 @@ def integer_weights(weights: np.ndarray, resolution: int = 1_000_000) -> np.ndar
     return np.round(w / w.sum() * resolution).astype(np.int64)
 
 
-def plan_capacity(levels: np.ndarray, weights: np.ndarray, prices: Prices, *, solver: str = "cpsat",
+def plan_capacity(levels: np.ndarray, weights: np.ndarray, prices: Prices, *, solver: str = "cbc",
                   limit: Limit | None = None) -> tuple[dict[tuple[str, str], int], SolveResult]:
     """The counts minimizing formula 6 (capacity cover), by the integer program."""
     counts = integer_weights(weights)
@@ -342,7 +348,7 @@ def plan_capacity(levels: np.ndarray, weights: np.ndarray, prices: Prices, *, so
 
 # -- reports ------------------------------------------------------------------------------------------
 
-def plan_reservations(demand: Demand, prices: Prices, *, mode: Mode = "per-type", solver: str = "cpsat",
+def plan_reservations(demand: Demand, prices: Prices, *, mode: Mode = "per-type", solver: str = "cbc",
                       limit: Limit | None = None) -> PlanReport:
     """Plan on a demand series: its empirical distribution, costs per term (time-series form)."""
     if mode == "per-type":
@@ -424,7 +430,7 @@ def exhaustive(demand: Demand, prices: Prices, *, mode: Mode = "per-type",
 
 
 def lookback(demand: Demand, prices: Prices, *, days: Sequence[float] = (7, 30, 60), before: int | None = None,
-             mode: Mode = "per-type", solver: str = "cpsat") -> dict[str, Any]:
+             mode: Mode = "per-type", solver: str = "cbc") -> dict[str, Any]:
     """The cloud providers' recommender: plan on the last 7 / 30 / 60 days, keep the cheapest.
 
     Each window's plan is what that window's demand alone recommends; the recommendation is the one

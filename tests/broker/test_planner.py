@@ -217,7 +217,7 @@ def test_read_demand_and_its_errors(tmp_path: Path) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 3000), st.lists(st.sampled_from([100.0, 410.0, 250.0, 37.5]), min_size=1, max_size=3,
+@given(st.integers(0, 1500), st.lists(st.sampled_from([100.0, 410.0, 250.0, 75.5]), min_size=1, max_size=3,
                                       unique=True))
 def test_cover_patterns_are_the_minimal_covers(level: int, caps: list[float]) -> None:
     import itertools
