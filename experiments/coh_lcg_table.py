@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
+from cells import seeds_of, stored
 from joblib import Parallel, delayed
 
 from broker.simulate import SimulationConfig, simulate
@@ -56,24 +57,6 @@ def run_cell(trace: str, reqs: str, config: SimulationConfig, seed: int, limit: 
             "policy_stats": s.policy_stats}
 
 
-def stored(store: Path, key: str, compute) -> dict:  # type: ignore[no-untyped-def]
-    path = store / f"{key}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    result = compute()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, default=str))
-    tmp.replace(path)
-    return result
-
-
-def seeds_of(text: str) -> list[int]:
-    if "-" in text:
-        lo, hi = text.split("-")
-        return list(range(int(lo), int(hi) + 1))
-    return [int(s) for s in text.split(",")]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trace", default=str(TRACE))
@@ -91,7 +74,7 @@ def main() -> None:
     table = configs(args.work, args.max_vms)
     labels = args.policies.split(",") if args.policies else list(table)
     cells = [(r, lab, s) for r in args.reqs.split(",") for lab in labels for s in seeds_of(args.seeds)]
-    tasks = [delayed(stored)(store, cell_key(args.trace, r, lab, table[lab], s),
+    tasks = [delayed(stored)(store / f"{cell_key(args.trace, r, lab, table[lab], s)}.json",
                              lambda r=r, lab=lab, s=s: run_cell(args.trace, r, table[lab], s, args.limit))
              for r, lab, s in cells]
     results = Parallel(n_jobs=args.n_jobs, verbose=5)(tasks)
