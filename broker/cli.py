@@ -311,6 +311,8 @@ def plan_reservations_cmd(
     growth: Annotated[float, typer.Option(help="Scale the demand by this factor before planning.")] = 1.0,
     interval: Annotated[float, typer.Option(help="Demand interval (s).")] = 3600.0,
     heuristics: Annotated[str, typer.Option(help="CoH members of the demand replay.")] = ",".join(PAPER_TRIO),
+    replay_solver: Annotated[str | None, typer.Option(help="Add CoH's integer program (cbc or cpsat, deterministic "
+                                                           "work limit of 1) to the demand replay.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the workload and the replay.")] = 0,
     limit_jobs: Annotated[int | None, typer.Option(help="Use only the first N jobs (by arrival).")] = None,
     price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
@@ -322,7 +324,10 @@ def plan_reservations_cmd(
         raise typer.BadParameter("give --trace or --demand, not both")
     book = _book(price_book)
     prices = _prices(book, term, options, mode, solver)
-    demand, source = _demand(book, trace, demand_file, synthetic_jobs, reqs, heuristics, seed, limit_jobs, interval)
+    config = _config("coh", heuristics, 10.0, 120.0, "exact", False)
+    if replay_solver is not None:
+        config = replace(config, **_ipp_options(replay_solver, 1.0, True, 50, None, True, "coh"))
+    demand, source = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed, limit_jobs, interval)
     if growth != 1.0:
         demand = demand.scaled(growth)
     if save_demand is not None:
@@ -360,7 +365,7 @@ def _prices(book: PriceBook, term: str, options: str, mode: str, solver: str) ->
 
 
 def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthetic_jobs: int, reqs: str,
-            heuristics: str, seed: int, limit_jobs: int | None, interval: float) -> tuple[Demand, str]:
+            config: SimulationConfig, seed: int, limit_jobs: int | None, interval: float) -> tuple[Demand, str]:
     catalog = book.catalog()
     if demand_file is not None:
         try:
@@ -368,7 +373,6 @@ def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthe
         except (OSError, ValueError) as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
-    config = _config("coh", heuristics, 10.0, 120.0, "exact", False)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = _workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, "", False)
     with _progress(len(work.jobs), quiet=not err.is_terminal) as recorder:

@@ -143,3 +143,11 @@ def test_plan_reservations_reports_the_demand_distribution(tmp_path: Path) -> No
     dist = out["demand"]["distribution"]
     assert dist["large"] == {"peak": 2, "levels": [0, 2], "probability": [0.25, 0.75]}
     assert out["demand"]["peak"] == {"large": 2, "small": 1}
+
+
+def test_plan_reservations_on_a_replay_with_the_integer_program() -> None:
+    # with its IPP CoH also starts small VMs, so the demand has both types and capacity cover can mix them
+    out = invoke("plan-reservations", "--synthetic-jobs", "600", "--replay-solver", "cbc", "--mode", "capacity",
+                 "--json")
+    assert out["demand"]["peak"]["small"] > 0 and out["solve"]["status"] == "optimal"
+    assert out["expected_cost"] <= out["on_demand_cost"] + 1e-6
