@@ -1,0 +1,217 @@
+"""Backfilling on a cluster of M homogeneous nodes: EASY and conservative (``SPEC.md`` §5).
+
+Rigid jobs ask for ``nodes`` nodes and give a requested time (``estimate``) that the scheduler
+uses as their run time; the actual ``runtime`` stays hidden until a job ends (a job running past
+its estimate is treated as ending any moment now). Jobs are queued in submission order.
+
+*EASY* starts queued jobs in order while they fit; the first that does not gets a reservation at
+the *shadow time*, when enough running jobs will (by their estimates) have ended, and a later job
+may start now only if it fits and either ends (by its estimate) before the shadow time or uses no
+more than the nodes the head will leave spare then. *Conservative* gives every job, when it
+arrives, the earliest reservation that fits the profile of free nodes left by the running jobs and
+the earlier reservations: its *promised start*. When a job ends early the reservations are
+compressed in queue order, each moved to its earliest fit but never later than it was, so (with
+estimates that are not below the run times) no job starts after its promise. The scheduler only
+works at submissions and completions: nothing else can change a decision.
+
+:class:`Cluster` is the state (running jobs, the queue) and one scheduling pass; a hybrid site
+drives it event by event and may take waiting jobs elsewhere (:meth:`Cluster.take`).
+:func:`replay` runs a whole job list on the cluster alone.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from workloads.rigid import RigidJobs
+
+Discipline = Literal["easy", "conservative"]
+
+
+@dataclass(slots=True)
+class Cluster:
+    """M nodes, the jobs running on them and the queue (see the module docstring)."""
+
+    m: int
+    jobs: RigidJobs
+    discipline: Discipline = "easy"
+    free: int = 0
+    queue: list[int] = field(default_factory=list)
+    running: dict[int, float] = field(default_factory=dict)  # job -> estimated end
+    promised: dict[int, float] = field(default_factory=dict)
+    head_reservation: dict[int, float] = field(default_factory=dict)
+    reserved: dict[int, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.m < 1:
+            raise ValueError(f"a cluster needs m >= 1 nodes, got {self.m}")
+        if self.discipline not in ("easy", "conservative"):
+            raise ValueError(f"discipline must be 'easy' or 'conservative', got {self.discipline!r}")
+        self.free = self.m
+        too_wide = np.flatnonzero(self.jobs.nodes > self.m)
+        if len(too_wide):
+            i = int(too_wide[0])
+            raise ValueError(f"job {i} asks for {self.jobs.nodes[i]} nodes, the cluster has {self.m}")
+
+    def submit(self, job: int, now: float) -> None:
+        """Queue ``job`` (at its submission)."""
+        self.queue.append(job)
+        if self.discipline == "conservative":
+            profile = self._profile(now)
+            start = profile.earliest(int(self.jobs.nodes[job]), float(self.jobs.estimate[job]))
+            self.reserved[job] = self.promised[job] = start
+
+    def finish(self, job: int) -> None:
+        """``job`` ended: free its nodes."""
+        del self.running[job]
+        self.free += int(self.jobs.nodes[job])
+
+    def take(self, job: int) -> None:
+        """Remove a waiting job from the queue (it runs elsewhere)."""
+        self.queue.remove(job)
+        self.reserved.pop(job, None)
+
+    def schedule(self, now: float) -> list[int]:
+        """Start what the discipline allows now; returns the started jobs in start order."""
+        if self.discipline == "easy":
+            return self._easy(now)
+        self._compress(now)
+        nodes = self.jobs.nodes
+        # a job running past its estimate still holds its nodes: the profile counts them free from now
+        return [self._start(j, now) for j in list(self.queue) if self.reserved[j] <= now and nodes[j] <= self.free]
+
+    def _start(self, job: int, now: float) -> int:
+        self.queue.remove(job)
+        self.reserved.pop(job, None)
+        self.free -= int(self.jobs.nodes[job])
+        self.running[job] = now + float(self.jobs.estimate[job])
+        return job
+
+    def _easy(self, now: float) -> list[int]:
+        nodes = self.jobs.nodes
+        started = []
+        while self.queue and nodes[self.queue[0]] <= self.free:
+            started.append(self._start(self.queue[0], now))
+        if not self.queue:
+            return started
+        head = self.queue[0]
+        shadow, extra = self._shadow(int(nodes[head]), now)
+        self.head_reservation.setdefault(head, shadow)
+        for job in list(self.queue[1:]):
+            p = int(nodes[job])
+            if p > self.free:
+                continue
+            ends_in_time = now + float(self.jobs.estimate[job]) <= shadow
+            if ends_in_time or p <= extra:
+                started.append(self._start(job, now))
+                if not ends_in_time:
+                    extra -= p
+        return started
+
+    def _shadow(self, need: int, now: float) -> tuple[float, int]:
+        """When the running jobs (by their estimates) leave ``need`` nodes free, and how many spare then."""
+        avail = self.free
+        for end, job in sorted((max(e, now), j) for j, e in self.running.items()):
+            avail += int(self.jobs.nodes[job])
+            if avail >= need:
+                return end, avail - need
+        raise RuntimeError(f"no time at which {need} nodes are free on a {self.m}-node cluster")
+
+    def _profile(self, now: float) -> _Profile:
+        """Free nodes over time: the running jobs (by their estimates) and the current reservations."""
+        profile = _Profile(now, self.free)
+        for job, end in self.running.items():
+            profile.release(max(end, now), int(self.jobs.nodes[job]))
+        for job, start in self.reserved.items():
+            d = float(self.jobs.estimate[job])
+            profile.reserve(max(start, now), max(start, now) + d, int(self.jobs.nodes[job]))
+        return profile
+
+    def _compress(self, now: float) -> None:
+        """Move each reservation, in queue order, to its earliest fit (never later unless it no longer fits)."""
+        profile = self._profile(now)
+        for job in self.queue:
+            p, d = int(self.jobs.nodes[job]), float(self.jobs.estimate[job])
+            old = max(self.reserved[job], now)
+            profile.reserve(old, old + d, -p)
+            start = profile.earliest(p, d)
+            profile.reserve(start, start + d, p)
+            self.reserved[job] = start
+
+
+class _Profile:
+    """Free nodes over time as a step function: ``free[k]`` from ``times[k]`` to ``times[k+1]``."""
+
+    def __init__(self, now: float, free: int) -> None:
+        self.times, self.free = [now], [free]
+
+    def _split(self, t: float) -> int:
+        k = bisect_right(self.times, t) - 1
+        if self.times[k] != t:
+            self.times.insert(k + 1, t)
+            self.free.insert(k + 1, self.free[k])
+            k += 1
+        return k
+
+    def release(self, t: float, nodes: int) -> None:
+        k = self._split(t)
+        for i in range(k, len(self.free)):
+            self.free[i] += nodes
+
+    def reserve(self, start: float, end: float, nodes: int) -> None:
+        a = self._split(start)
+        b = self._split(end) if end > start else a
+        for i in range(a, b):
+            self.free[i] -= nodes
+
+    def earliest(self, nodes: int, duration: float) -> float:
+        times, free = self.times, self.free
+        for k, t in enumerate(times):
+            if free[k] < nodes:
+                continue
+            end, ok, i = t + duration, True, k
+            while i + 1 < len(times) and times[i + 1] < end:
+                i += 1
+                if free[i] < nodes:
+                    ok = False
+                    break
+            if ok:
+                return t
+        return math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Start and end (s) of every job; ``promised`` start at submission (conservative, else nan)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    promised: np.ndarray
+
+
+def replay(jobs: RigidJobs, m: int, discipline: Discipline = "easy") -> tuple[Schedule, Cluster]:
+    """Run every job on an M-node cluster alone; events at submissions and (actual) completions."""
+    cluster = Cluster(m, jobs, discipline)
+    n = len(jobs)
+    start, end = np.full(n, np.nan), np.full(n, np.nan)
+    done: list[tuple[float, int]] = []
+    submit, runtime = jobs.submit.tolist(), jobs.runtime.tolist()
+    nxt = 0
+    while nxt < n or done:
+        now = min(submit[nxt] if nxt < n else math.inf, done[0][0] if done else math.inf)
+        while done and done[0][0] == now:
+            cluster.finish(heapq.heappop(done)[1])
+        while nxt < n and submit[nxt] == now:
+            cluster.submit(nxt, now)
+            nxt += 1
+        for job in cluster.schedule(now):
+            start[job], end[job] = now, now + runtime[job]
+            heapq.heappush(done, (end[job], job))
+    promised = np.array([cluster.promised.get(i, np.nan) for i in range(n)])
+    return Schedule(start, end, promised), cluster

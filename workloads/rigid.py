@@ -1,0 +1,66 @@
+"""Rigid parallel jobs for a space-shared cluster (``SPEC.md`` §5): width, run time, requested time.
+
+A job's width is SWF field 5 (allocated processors), or field 8 (requested) when 5 is unknown: the
+allocated count is what the job held on the real machine. Its estimate is field 9 (requested
+time), the only run time a scheduler knows in advance; where a log has none, the actual run time
+stands in and the jobs are counted. Jobs with an unknown submit time, an unknown or negative run
+time, no processor count, or wider than the cluster are removed and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from workloads.jobs import FilterReport
+
+
+@dataclass(frozen=True, slots=True)
+class RigidJobs:
+    """Jobs sorted by ``submit`` (s): ``nodes`` (>= 1), actual ``runtime`` and requested ``estimate`` (s)."""
+
+    submit: np.ndarray
+    runtime: np.ndarray
+    estimate: np.ndarray
+    nodes: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.submit)
+        for name in ("runtime", "estimate", "nodes"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"RigidJobs.{name} has {len(getattr(self, name))} rows, expected {n}")
+        if n and np.any(np.diff(self.submit) < 0):
+            raise ValueError("RigidJobs.submit must be sorted")
+        if n and (np.any(self.nodes < 1) or np.any(self.runtime < 0) or np.any(self.estimate < 0)):
+            raise ValueError("RigidJobs need nodes >= 1 and non-negative run times and estimates")
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+
+def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterReport]:
+    """The jobs of an SWF trace for an ``nodes``-node cluster (see the module docstring)."""
+    width = trace["allocated_procs"].where(trace["allocated_procs"] > 0, trace["requested_procs"])
+    checks = {
+        "submit time unknown": trace["submit_time"].isna(),
+        "run time unknown or < 0": trace["run_time"].isna() | (trace["run_time"] < 0),
+        "processors unknown": width.isna() | (width <= 0),
+        f"wider than {nodes} nodes": width > nodes,
+    }
+    keep = np.ones(len(trace), dtype=bool)
+    removed = {}
+    for why, bad in checks.items():
+        hit = bad.to_numpy(dtype=bool, na_value=False) & keep
+        removed[why] = int(hit.sum())
+        keep &= ~hit
+    kept = trace[keep]
+    estimate = kept["requested_time"].where(kept["requested_time"] > 0, kept["run_time"])
+    flagged = {"requested time unknown (run time used)": int((~(kept["requested_time"] > 0)).sum())}
+    order = np.argsort(kept["submit_time"].to_numpy(dtype=np.float64), kind="stable")
+    jobs = RigidJobs(submit=kept["submit_time"].to_numpy(dtype=np.float64)[order],
+                     runtime=kept["run_time"].to_numpy(dtype=np.float64)[order],
+                     estimate=estimate.to_numpy(dtype=np.float64)[order],
+                     nodes=width[keep].to_numpy(dtype=np.int64)[order])
+    return jobs, FilterReport(read=len(trace), kept=int(keep.sum()), removed=removed, kept_flagged=flagged)
