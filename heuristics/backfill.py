@@ -21,6 +21,7 @@ drives it event by event and may take waiting jobs elsewhere (:meth:`Cluster.tak
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 from bisect import bisect_right
@@ -58,6 +59,13 @@ class Cluster:
         if len(too_wide):
             i = int(too_wide[0])
             raise ValueError(f"job {i} asks for {self.jobs.nodes[i]} nodes, the cluster has {self.m}")
+
+    def copy(self) -> Cluster:
+        """An independent copy of the state (the job list is shared, never changed)."""
+        twin = copy.copy(self)
+        twin.queue, twin.running, twin.promised = list(self.queue), dict(self.running), dict(self.promised)
+        twin.head_reservation, twin.reserved = dict(self.head_reservation), dict(self.reserved)
+        return twin
 
     def submit(self, job: int, now: float) -> None:
         """Queue ``job`` (at its submission)."""
