@@ -1,4 +1,4 @@
-"""The ``cloudbroker`` command line: ``trace info``, ``simulate`` and ``plan-reservations``.
+"""The ``cloudbroker`` command line: ``trace info``, ``simulate``, ``plan-reservations`` and ``leasing``.
 
 Output goes to stdout (a table, or one JSON object with ``--json``); progress bars and log
 messages go to stderr, and a progress bar is shown only on a terminal.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -23,12 +24,15 @@ from rich.table import Table
 from broker.billing import Charging
 from broker.cloud import HEAVY, RESERVED_OPTIONS, PriceBook
 from broker.demand import Demand, distribution
+from broker.hybrid import balance, run_constant
+from broker.leasing import run_policy
 from broker.metrics import RunResult
 from broker.planner import Prices, plan_reservations
 from broker.recorder import Recorder
 from broker.reports import TableFormat, write_tables
 from broker.reservations import PlanError, ReservationPlan
 from broker.simulate import RESERVED_POLICIES, SimulationConfig, replay_demand, simulate
+from heuristics.backfill import Discipline
 from heuristics.registry import HEURISTICS, PAPER_TRIO
 from solvers.base import list_solvers
 from workloads.cache import load_trace
@@ -37,6 +41,7 @@ from workloads.lublin import default_workload
 from workloads.planning import read_demand, read_plan
 from workloads.pricebooks import DEFAULT_PRICE_BOOK, load_price_book
 from workloads.requirements import MODELS
+from workloads.rigid import rigid_view
 from workloads.swf import trace_info
 
 app = typer.Typer(help="Replay job traces through a simulated cloud broker.", no_args_is_help=True,
@@ -397,3 +402,48 @@ def _print_plan(payload: dict[str, Any]) -> None:
     out.print(f"expected cost per term ${payload['expected_cost']:,.2f}; all on-demand "
               f"${payload['on_demand_cost']:,.2f}; savings ${payload['savings']:,.2f} "
               f"({payload['savings_fraction']:.1%})")
+
+
+@app.command("leasing")
+def leasing_cmd(
+    trace: Annotated[str, typer.Option(help="SWF file or registry name (a parallel-job trace, e.g. KTH).")],
+    policy: Annotated[str, typer.Option(help="constant, random, qlearning or epsilon.")] = "qlearning",
+    nodes: Annotated[int | None, typer.Option(help="Local nodes M (default: the trace header's MaxProcs).")] = None,
+    cap: Annotated[int, typer.Option(help="Cloud nodes V for --policy constant.")] = 0,
+    step: Annotated[float, typer.Option(help="Policy step (s); the paper's day.")] = 86400.0,
+    epsilon_k: Annotated[int, typer.Option(help="Random V evaluated per step by --policy epsilon.")] = 3,
+    discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
+    seed: Annotated[int, typer.Option(help="Seed of the random and epsilon policies.")] = 0,
+    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """A local cluster with EASY backfilling that leases up to V cloud nodes (the Q-learning paper)."""
+    if policy not in ("constant", "random", "qlearning", "epsilon"):
+        raise typer.BadParameter("--policy must be constant, random, qlearning or epsilon")
+    if discipline not in ("easy", "conservative"):
+        raise typer.BadParameter("--discipline must be easy or conservative")
+    swf = _load(trace, lenient)
+    m = nodes or swf.header.max_procs or swf.header.max_nodes
+    if not m:
+        raise typer.BadParameter("the trace header gives no MaxProcs / MaxNodes: pass --nodes")
+    jobs, report = rigid_view(swf.frame, nodes=m)
+    mode: Discipline = "easy" if discipline == "easy" else "conservative"
+    started = time.perf_counter()
+    local, unbounded = run_constant(jobs, m, 0, discipline=mode), run_constant(jobs, m, math.inf, discipline=mode)
+    run = run_policy(jobs, m, policy, step=step, seed=seed, cap=float(cap), epsilon_k=epsilon_k, discipline=mode)
+    b = balance(run.result.twt, run.result.cost, local.twt, unbounded.cost)
+    caps = np.asarray(run.result.caps)
+    payload = {"policy": policy, "nodes": m, "jobs": len(jobs), "filter": report.describe(), "twt": run.result.twt,
+               "cost": run.result.cost, "twt_ref": local.twt, "c_ref": unbounded.cost, "twt_pct": b.twt_pct,
+               "c_pct": b.c_pct, "twt_imp_pct": b.twt_imp_pct, "balance": b.balance, "steps": len(caps),
+               "cap_mean": float(caps.mean()), "cap_min": float(caps.min()), "cap_max": float(caps.max()),
+               "clones_simulated": run.simulated, "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+        return
+    table = Table(title=f"{policy} leasing on {trace} (M = {m})", show_header=False)
+    for key in ("jobs", "twt", "cost", "twt_imp_pct", "c_pct", "balance", "steps", "cap_mean", "clones_simulated",
+                "wall_s"):
+        value = payload[key]
+        table.add_row(key, f"{value:,.2f}" if isinstance(value, float) else str(value))
+    out.print(table)

@@ -151,3 +151,18 @@ def test_plan_reservations_on_a_replay_with_the_integer_program() -> None:
                  "--json")
     assert out["demand"]["peak"]["small"] > 0 and out["solve"]["status"] == "optimal"
     assert out["expected_cost"] <= out["on_demand_cost"] + 1e-6
+
+
+@pytest.mark.slow
+def test_leasing_qlearning_on_kth() -> None:
+    out = invoke("leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--policy", "qlearning",
+                 "--json")
+    assert out["nodes"] == 100 and out["jobs"] == 28_475 and out["steps"] > 300
+    assert out["balance"] == pytest.approx(out["twt_imp_pct"] - out["c_pct"])
+    assert 0 <= out["c_pct"] <= 100 and out["twt"] <= out["twt_ref"]
+
+
+def test_leasing_constant_cap_zero_is_the_local_reference() -> None:
+    out = invoke("leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--policy", "constant",
+                 "--cap", "0", "--json")
+    assert out["twt"] == out["twt_ref"] and out["cost"] == 0 and out["balance"] == 0

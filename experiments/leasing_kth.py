@@ -1,0 +1,93 @@
+"""The Q-learning paper's KTH table: best constant V, the random policy, Q-learning, epsilon-greedy.
+
+    python experiments/leasing_kth.py --store results/leasing_kth [--random 1000] [--backend loky]
+
+Every run is a cell of the sweep runner (``broker/sweep.py``): a pure function of its configuration
+and seed, stored as one JSON file, so the command resumes where it stopped and runs unchanged on a
+Dask or Ray cluster (``--backend dask --address tcp://...``). KTH-SP2 (100 nodes, 28,475 jobs, 11
+months), EASY backfilling, one-day steps, balance against V = 0 (twt) and V unbounded (c).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from broker.hybrid import balance, run_constant
+from broker.leasing import run_policy
+from broker.sweep import cells, run_sweep
+from workloads.cache import load_trace
+from workloads.rigid import RigidJobs, rigid_view
+
+TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+M = 100
+
+
+@cache
+def kth(path: str) -> RigidJobs:
+    jobs, _ = rigid_view(load_trace(path).frame, nodes=M)
+    return jobs
+
+
+def leasing_cell(config: dict[str, Any], seed: int) -> dict[str, Any]:
+    """One run: ``config`` has trace, policy, cap, epsilon_k."""
+    jobs = kth(config["trace"])
+    cap = math.inf if config.get("cap") == "inf" else float(config.get("cap", 0))
+    if config["policy"] == "constant":
+        result = run_constant(jobs, M, cap)
+        return {"twt": result.twt, "cost": result.cost, "simulated": 1}
+    run = run_policy(jobs, M, config["policy"], seed=seed, epsilon_k=config.get("epsilon_k"))
+    return {"twt": run.result.twt, "cost": run.result.cost, "simulated": run.simulated,
+            "cap_mean": float(np.mean(run.result.caps))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trace", default=str(TRACE))
+    parser.add_argument("--store", default="results/leasing_kth")
+    parser.add_argument("--random", type=int, default=1000)
+    parser.add_argument("--backend", default="loky")
+    parser.add_argument("--address", default=None)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    args = parser.parse_args()
+    store = Path(args.store)
+    store.mkdir(parents=True, exist_ok=True)
+    base = {"trace": args.trace}
+    configs = [{**base, "policy": "constant", "cap": "inf"}, *({**base, "policy": "constant", "cap": v}
+                                                                 for v in range(M + 1))]
+    fixed = cells(configs, name="leasing-kth", root_seed=1)
+    learners = cells([{**base, "policy": "qlearning"}, {**base, "policy": "epsilon", "epsilon_k": 3},
+                      {**base, "policy": "epsilon", "epsilon_k": 10}], name="leasing-kth", root_seed=2)
+    randoms = cells([{**base, "policy": "random"}], name="leasing-kth", root_seed=3, repeats=args.random)
+    todo = [*fixed, *learners, *randoms]
+    results = run_sweep(leasing_cell, todo, store=store, backend=args.backend, n_jobs=args.n_jobs,
+                        address=args.address)
+    by = dict(zip([c.key for c in todo], results, strict=True))
+    ref_c = by[fixed[0].key]["cost"]
+    ref_twt = by[fixed[1].key]["twt"]
+
+    def bal(r: dict[str, Any]) -> Any:
+        return balance(r["twt"], r["cost"], ref_twt, ref_c)
+
+    const = [(int(c.config["cap"]), bal(by[c.key])) for c in fixed[1:]]
+    v_best, b_best = max(const, key=lambda x: (x[1].balance, -x[0]))
+    print("| policy | twt_imp% | c% | balance | clones simulated |\n|---|---|---|---|---|")
+    print(f"| best constant V = {v_best} | {b_best.twt_imp_pct:.2f} | {b_best.c_pct:.2f} | {b_best.balance:.2f} | 1 |")
+    rb = np.array([bal(by[c.key]).balance for c in randoms])
+    print(f"| random V per day, mean of {len(rb)} | | | {rb.mean():.2f} ± {rb.std():.2f} | 1 |")
+    print(f"| random V per day, best of {len(rb)} | | | {rb.max():.2f} | 1 |")
+    for c in learners:
+        r = by[c.key]
+        b = bal(r)
+        label = c.config["policy"] + (f" (k = {c.config['epsilon_k']})" if "epsilon_k" in c.config else "")
+        print(f"| {label} | {b.twt_imp_pct:.2f} | {b.c_pct:.2f} | {b.balance:.2f} | {r['simulated']:,} |")
+    print("\nconstant V: " + ", ".join(f"{v}:{b.balance:.1f}" for v, b in const[::10]))
+
+
+if __name__ == "__main__":
+    main()
