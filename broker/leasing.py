@@ -22,15 +22,18 @@ greedy ``V``, ``V = 0``, every ``V >= peak`` (free) and ``k`` others drawn at ra
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from broker.hybrid import HybridResult, HybridSite, balance, record
 from heuristics.backfill import Discipline
-from workloads.rigid import RigidJobs
+from workloads.cache import load_trace
+from workloads.rigid import RigidJobs, rigid_view
 
 DAY = 86400.0
 
@@ -150,3 +153,24 @@ def _epsilon(learner: QLearner, rng: np.random.Generator, k: int) -> list[int]:
     greedy = int(np.argmax(learner.q))
     others = rng.choice(learner.m + 1, size=min(k, learner.m + 1), replace=False).tolist()
     return [greedy, *others]
+
+
+@functools.lru_cache(maxsize=4)
+def _rigid_trace(path: str, nodes: int) -> RigidJobs:
+    jobs, _ = rigid_view(load_trace(path).frame, nodes=nodes)
+    return jobs
+
+
+def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """One leasing run as a sweep cell (:mod:`broker.sweep`): a pure function of config and seed.
+
+    ``config``: ``trace`` (path or registry name), ``nodes``, ``policy`` and, for "constant", ``cap``
+    (a number or "inf"); for "epsilon", ``epsilon_k``. Returns twt, cost, clones simulated, mean cap.
+    """
+    m = int(config["nodes"])
+    jobs = _rigid_trace(str(config["trace"]), m)
+    cap = math.inf if config.get("cap") == "inf" else float(config.get("cap", 0))
+    run = run_policy(jobs, m, str(config["policy"]), seed=seed, cap=cap, epsilon_k=config.get("epsilon_k"),
+                     step=float(config.get("step", DAY)))
+    return {"twt": run.result.twt, "cost": run.result.cost, "simulated": run.simulated,
+            "cap_mean": float(np.mean(run.result.caps))}

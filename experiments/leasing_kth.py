@@ -11,39 +11,17 @@ months), EASY backfilling, one-day steps, balance against V = 0 (twt) and V unbo
 from __future__ import annotations
 
 import argparse
-import math
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from broker.hybrid import balance, run_constant
-from broker.leasing import run_policy
+from broker.hybrid import balance
+from broker.leasing import sweep_cell
 from broker.sweep import cells, run_sweep
-from workloads.cache import load_trace
-from workloads.rigid import RigidJobs, rigid_view
 
 TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
 M = 100
-
-
-@cache
-def kth(path: str) -> RigidJobs:
-    jobs, _ = rigid_view(load_trace(path).frame, nodes=M)
-    return jobs
-
-
-def leasing_cell(config: dict[str, Any], seed: int) -> dict[str, Any]:
-    """One run: ``config`` has trace, policy, cap, epsilon_k."""
-    jobs = kth(config["trace"])
-    cap = math.inf if config.get("cap") == "inf" else float(config.get("cap", 0))
-    if config["policy"] == "constant":
-        result = run_constant(jobs, M, cap)
-        return {"twt": result.twt, "cost": result.cost, "simulated": 1}
-    run = run_policy(jobs, M, config["policy"], seed=seed, epsilon_k=config.get("epsilon_k"))
-    return {"twt": run.result.twt, "cost": run.result.cost, "simulated": run.simulated,
-            "cap_mean": float(np.mean(run.result.caps))}
 
 
 def main() -> None:
@@ -57,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
     store = Path(args.store)
     store.mkdir(parents=True, exist_ok=True)
-    base = {"trace": args.trace}
+    base = {"trace": args.trace, "nodes": M}
     configs = [{**base, "policy": "constant", "cap": "inf"}, *({**base, "policy": "constant", "cap": v}
                                                                  for v in range(M + 1))]
     fixed = cells(configs, name="leasing-kth", root_seed=1)
@@ -65,7 +43,7 @@ def main() -> None:
                       {**base, "policy": "epsilon", "epsilon_k": 10}], name="leasing-kth", root_seed=2)
     randoms = cells([{**base, "policy": "random"}], name="leasing-kth", root_seed=3, repeats=args.random)
     todo = [*fixed, *learners, *randoms]
-    results = run_sweep(leasing_cell, todo, store=store, backend=args.backend, n_jobs=args.n_jobs,
+    results = run_sweep(sweep_cell, todo, store=store, backend=args.backend, n_jobs=args.n_jobs,
                         address=args.address)
     by = dict(zip([c.key for c in todo], results, strict=True))
     ref_c = by[fixed[0].key]["cost"]
