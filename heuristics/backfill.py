@@ -124,11 +124,15 @@ class Cluster:
 
     def _shadow(self, need: int, now: float) -> tuple[float, int]:
         """When the running jobs (by their estimates) leave ``need`` nodes free, and how many spare then."""
-        avail = self.free
+        avail, shadow = self.free, None
         for end, job in sorted((max(e, now), j) for j, e in self.running.items()):
+            if shadow is not None and end > shadow:
+                break
             avail += int(self.jobs.nodes[job])
-            if avail >= need:
-                return end, avail - need
+            if shadow is None and avail >= need:
+                shadow = end  # jobs ending at the same instant still add spare nodes
+        if shadow is not None:
+            return shadow, avail - need
         raise RuntimeError(f"no time at which {need} nodes are free on a {self.m}-node cluster")
 
     def _profile(self, now: float) -> _Profile:

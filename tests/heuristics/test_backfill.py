@@ -28,6 +28,14 @@ def test_easy_backfills_around_the_head_reservation() -> None:
     assert cluster.head_reservation[1] == 100
 
 
+def test_jobs_ending_at_the_shadow_time_all_count_as_spare() -> None:
+    # jobs 0 and 1 both end at 100: the head (8 nodes) then leaves 12 - 8 = 4 spare nodes, so job 3
+    # (2 nodes, 1000 s) backfills at once
+    jobs = rigid([0, 0, 1, 2], [100, 100, 100, 1000], [6, 4, 8, 2])
+    schedule, cluster = replay(jobs, 12, "easy")
+    assert schedule.start.tolist() == [0, 0, 100, 2] and cluster.head_reservation[2] == 100
+
+
 def test_conservative_protects_every_reservation_where_easy_protects_the_head_only() -> None:
     # Job 2 needs the whole cluster after job 1. EASY lets job 3 (2 nodes, 300 s) start at 3 on the
     # head's spare nodes, which pushes job 2 to 303; conservative reserves job 2 at 150 and job 3 at 160.
