@@ -38,10 +38,10 @@ def main() -> None:
     base = {"trace": args.trace, "nodes": M}
     configs = [{**base, "policy": "constant", "cap": "inf"}, *({**base, "policy": "constant", "cap": v}
                                                                  for v in range(M + 1))]
-    fixed = cells(configs, name="leasing-kth", root_seed=1)
+    fixed = cells(configs, name="leasing-kth-v2", root_seed=1)
     learners = cells([{**base, "policy": "qlearning"}, {**base, "policy": "epsilon", "epsilon_k": 3},
-                      {**base, "policy": "epsilon", "epsilon_k": 10}], name="leasing-kth", root_seed=2)
-    randoms = cells([{**base, "policy": "random"}], name="leasing-kth", root_seed=3, repeats=args.random)
+                      {**base, "policy": "epsilon", "epsilon_k": 10}], name="leasing-kth-v2", root_seed=2)
+    randoms = cells([{**base, "policy": "random"}], name="leasing-kth-v2", root_seed=3, repeats=args.random)
     todo = [*fixed, *learners, *randoms]
     results = run_sweep(sweep_cell, todo, store=store, backend=args.backend, n_jobs=args.n_jobs,
                         address=args.address)
