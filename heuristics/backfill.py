@@ -26,6 +26,7 @@ import heapq
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Literal
 
 import numpy as np
@@ -48,6 +49,8 @@ class Cluster:
     promised: dict[int, float] = field(default_factory=dict)
     head_reservation: dict[int, float] = field(default_factory=dict)
     reserved: dict[int, float] = field(default_factory=dict)
+    _width: list[int] = field(default_factory=list, init=False, repr=False)
+    _est: list[float] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.m < 1:
@@ -55,6 +58,7 @@ class Cluster:
         if self.discipline not in ("easy", "conservative"):
             raise ValueError(f"discipline must be 'easy' or 'conservative', got {self.discipline!r}")
         self.free = self.m
+        self._width, self._est = self.jobs.nodes.tolist(), self.jobs.estimate.tolist()  # plain lists: hot loops
         too_wide = np.flatnonzero(self.jobs.nodes > self.m)
         if len(too_wide):
             i = int(too_wide[0])
@@ -96,39 +100,46 @@ class Cluster:
 
     def _start(self, job: int, now: float) -> int:
         self.queue.remove(job)
+        return self._launch(job, now)
+
+    def _launch(self, job: int, now: float) -> int:
         self.reserved.pop(job, None)
-        self.free -= int(self.jobs.nodes[job])
-        self.running[job] = now + float(self.jobs.estimate[job])
+        self.free -= self._width[job]
+        self.running[job] = now + self._est[job]
         return job
 
     def _easy(self, now: float) -> list[int]:
-        nodes = self.jobs.nodes
+        width, est, queue = self._width, self._est, self.queue
         started = []
-        while self.queue and nodes[self.queue[0]] <= self.free:
-            started.append(self._start(self.queue[0], now))
-        if not self.queue:
-            return started
-        head = self.queue[0]
-        shadow, extra = self._shadow(int(nodes[head]), now)
+        while queue and width[queue[0]] <= self.free:
+            started.append(self._start(queue[0], now))
+        if not queue or (self.free == 0 and queue[0] in self.head_reservation):
+            return started  # nothing fits on no free node; the head's reservation is already known
+        head = queue[0]
+        shadow, extra = self._shadow(width[head], now)
         self.head_reservation.setdefault(head, shadow)
-        for job in list(self.queue[1:]):
-            p = int(nodes[job])
-            if p > self.free:
-                continue
-            ends_in_time = now + float(self.jobs.estimate[job]) <= shadow
-            if ends_in_time or p <= extra:
-                started.append(self._start(job, now))
-                if not ends_in_time:
-                    extra -= p
+        keep = [head]
+        for job in queue[1:]:
+            p = width[job]
+            if p <= self.free:
+                in_time = now + est[job] <= shadow
+                if in_time or p <= extra:
+                    started.append(self._launch(job, now))
+                    if not in_time:
+                        extra -= p
+                    continue
+            keep.append(job)
+        self.queue[:] = keep
         return started
 
     def _shadow(self, need: int, now: float) -> tuple[float, int]:
         """When the running jobs (by their estimates) leave ``need`` nodes free, and how many spare then."""
-        avail, shadow = self.free, None
-        for end, job in sorted((max(e, now), j) for j, e in self.running.items()):
+        avail, shadow, width = self.free, None, self._width
+        for job, estimated in sorted(self.running.items(), key=itemgetter(1)):
+            end = max(estimated, now)  # clamping keeps the order
             if shadow is not None and end > shadow:
                 break
-            avail += int(self.jobs.nodes[job])
+            avail += width[job]
             if shadow is None and avail >= need:
                 shadow = end  # jobs ending at the same instant still add spare nodes
         if shadow is not None:
