@@ -1,0 +1,62 @@
+"""Q-learning's cost: a whole KTH run with daily clones of every V, against one run with a fixed V.
+
+    python benchmarks/leasing_clones.py [--trace PATH] [--repeat 1]
+
+Baseline: one constant-V run of the whole trace (the same engine, one clone a step). Then
+Q-learning evaluating every V in 0..M each day, naively (every clone simulated) and with the clones
+that cannot differ shared (every V >= the unbounded clone's peak), and epsilon-greedy with k random
+V per day. Prints wall times, clones simulated and the ratios to the baseline, and checks that the
+shared and naive runs give the same caps and the same result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from broker.hybrid import run_constant
+from broker.leasing import run_policy
+from workloads.cache import load_trace
+from workloads.rigid import rigid_view
+
+TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def timed(fn, repeat: int):  # type: ignore[no-untyped-def]
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trace", default=str(TRACE))
+    parser.add_argument("--nodes", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    jobs, _ = rigid_view(load_trace(args.trace).frame, nodes=args.nodes)
+    m = args.nodes
+    base, _ = timed(lambda: run_constant(jobs, m, 31), args.repeat)
+    rows = [("constant V = 31 (baseline)", base, None)]
+    shared_t, shared = timed(lambda: run_policy(jobs, m, "qlearning"), args.repeat)
+    naive_t, naive = timed(lambda: run_policy(jobs, m, "qlearning", share=False), args.repeat)
+    eps_t, eps = timed(lambda: run_policy(jobs, m, "epsilon", epsilon_k=3), args.repeat)
+    rows += [("Q-learning, every V simulated", naive_t, naive), ("Q-learning, shared clones", shared_t, shared),
+             ("epsilon-greedy, k = 3", eps_t, eps)]
+    same = shared.result.caps == naive.result.caps and shared.result.twt == naive.result.twt
+    print(f"{len(jobs):,} jobs, M = {m}, {len(shared.result.caps)} daily steps; shared == naive: {same}")
+    print(f"{'run':32} {'wall s':>8} {'x baseline':>11} {'clones':>8}")
+    for label, wall, run in rows:
+        clones = "" if run is None else f"{run.simulated:,}"
+        print(f"{label:32} {wall:8.2f} {wall / base:10.1f}x {clones:>8}")
+    print(f"mean cap: Q {np.mean(shared.result.caps):.1f}, epsilon {np.mean(eps.result.caps):.1f}")
+
+
+if __name__ == "__main__":
+    main()
