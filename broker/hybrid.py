@@ -52,7 +52,7 @@ class HybridSite:
 
     @classmethod
     def empty(cls, jobs: RigidJobs, m: int, discipline: Discipline = "easy") -> HybridSite:
-        """A site with M idle local nodes at time 0 and no job submitted yet."""
+        """A site with M idle local nodes at the first submission, no job submitted yet."""
         start = float(jobs.submit[0]) if len(jobs) else 0.0
         return cls(Cluster(m, jobs, discipline), now=start)
 
