@@ -407,19 +407,17 @@ def _print_plan(payload: dict[str, Any]) -> None:
 @app.command("leasing")
 def leasing_cmd(
     trace: Annotated[str, typer.Option(help="SWF file or registry name (a parallel-job trace, e.g. KTH).")],
-    policy: Annotated[str, typer.Option(help="constant, random, qlearning or epsilon.")] = "qlearning",
+    policy: Annotated[str, typer.Option(help="constant:V, random, qlearning or egreedy.")] = "qlearning",
     nodes: Annotated[int | None, typer.Option(help="Local nodes M (default: the trace header's MaxProcs).")] = None,
-    cap: Annotated[int, typer.Option(help="Cloud nodes V for --policy constant.")] = 0,
-    step: Annotated[float, typer.Option(help="Policy step (s); the paper's day.")] = 86400.0,
-    epsilon_k: Annotated[int, typer.Option(help="Random V evaluated per step by --policy epsilon.")] = 3,
+    span: Annotated[float, typer.Option(help="Policy step (s); the paper's day.")] = 86400.0,
+    epsilon_k: Annotated[int, typer.Option(help="Random V evaluated per step by --policy egreedy.")] = 3,
     discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
-    seed: Annotated[int, typer.Option(help="Seed of the random and epsilon policies.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the random and egreedy policies.")] = 0,
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """A local cluster with EASY backfilling that leases up to V cloud nodes (the Q-learning paper)."""
-    if policy not in ("constant", "random", "qlearning", "epsilon"):
-        raise typer.BadParameter("--policy must be constant, random, qlearning or epsilon")
+    name, cap = _leasing_policy(policy)
     if discipline not in ("easy", "conservative"):
         raise typer.BadParameter("--discipline must be easy or conservative")
     swf = _load(trace, lenient)
@@ -430,20 +428,37 @@ def leasing_cmd(
     mode: Discipline = "easy" if discipline == "easy" else "conservative"
     started = time.perf_counter()
     local, unbounded = run_constant(jobs, m, 0, discipline=mode), run_constant(jobs, m, math.inf, discipline=mode)
-    run = run_policy(jobs, m, policy, step=step, seed=seed, cap=float(cap), epsilon_k=epsilon_k, discipline=mode)
+    run = run_policy(jobs, m, name, step=span, seed=seed, cap=cap, epsilon_k=epsilon_k, discipline=mode)
     b = balance(run.result.twt, run.result.cost, local.twt, unbounded.cost)
-    caps = np.asarray(run.result.caps)
-    payload = {"policy": policy, "nodes": m, "jobs": len(jobs), "filter": report.describe(), "twt": run.result.twt,
-               "cost": run.result.cost, "twt_ref": local.twt, "c_ref": unbounded.cost, "twt_pct": b.twt_pct,
-               "c_pct": b.c_pct, "twt_imp_pct": b.twt_imp_pct, "balance": b.balance, "steps": len(caps),
-               "cap_mean": float(caps.mean()), "cap_min": float(caps.min()), "cap_max": float(caps.max()),
+    caps = [float(c) for c in run.result.caps]
+    payload = {"policy": policy, "nodes": m, "jobs": len(jobs), "filter": report.describe(),
+               "twt_s": run.result.twt, "cloud_cpu_s": run.result.cost, "twt_ref_s": local.twt,
+               "cloud_cpu_ref_s": unbounded.cost, "twt_pct": b.twt_pct, "cost_pct": b.c_pct,
+               "twt_imp_pct": b.twt_imp_pct, "balance": b.balance, "span_s": span, "v_per_step": caps,
                "clones_simulated": run.simulated, "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     table = Table(title=f"{policy} leasing on {trace} (M = {m})", show_header=False)
-    for key in ("jobs", "twt", "cost", "twt_imp_pct", "c_pct", "balance", "steps", "cap_mean", "clones_simulated",
-                "wall_s"):
+    for key in ("jobs", "twt_s", "cloud_cpu_s", "twt_imp_pct", "cost_pct", "balance", "clones_simulated", "wall_s"):
         value = payload[key]
         table.add_row(key, f"{value:,.2f}" if isinstance(value, float) else str(value))
+    table.add_row("V per step", f"mean {np.mean(caps):.1f}, min {min(caps):g}, max {max(caps):g} ({len(caps)} steps)"
+                  if caps else "-")
     out.print(table)
+
+
+def _leasing_policy(policy: str) -> tuple[str, float]:
+    """``constant:V`` -> ("constant", V); ``egreedy`` -> the epsilon-greedy learner."""
+    if policy.startswith("constant:"):
+        try:
+            cap = int(policy.split(":", 1)[1])
+        except ValueError:
+            raise typer.BadParameter(f"--policy {policy!r}: V must be an integer, e.g. constant:31") from None
+        if cap < 0:
+            raise typer.BadParameter("--policy constant:V needs V >= 0")
+        return "constant", float(cap)
+    names = {"random": "random", "qlearning": "qlearning", "egreedy": "epsilon"}
+    if policy not in names:
+        raise typer.BadParameter("--policy must be constant:V, random, qlearning or egreedy")
+    return names[policy], 0.0

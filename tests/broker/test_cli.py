@@ -157,12 +157,16 @@ def test_plan_reservations_on_a_replay_with_the_integer_program() -> None:
 def test_leasing_qlearning_on_kth() -> None:
     out = invoke("leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--policy", "qlearning",
                  "--json")
-    assert out["nodes"] == 100 and out["jobs"] == 28_475 and out["steps"] > 300
-    assert out["balance"] == pytest.approx(out["twt_imp_pct"] - out["c_pct"])
-    assert 0 <= out["c_pct"] <= 100 and out["twt"] <= out["twt_ref"]
+    assert out["nodes"] == 100 and out["jobs"] == 28_475 and len(out["v_per_step"]) > 300
+    assert out["balance"] == pytest.approx(out["twt_imp_pct"] - out["cost_pct"])
+    assert 0 <= out["cost_pct"] <= 100 and out["twt_s"] <= out["twt_ref_s"]
+    assert all(0 <= v <= 100 for v in out["v_per_step"])
 
 
 def test_leasing_constant_cap_zero_is_the_local_reference() -> None:
-    out = invoke("leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--policy", "constant",
-                 "--cap", "0", "--json")
-    assert out["twt"] == out["twt_ref"] and out["cost"] == 0 and out["balance"] == 0
+    out = invoke("leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--policy", "constant:0",
+                 "--json")
+    assert out["twt_s"] == out["twt_ref_s"] and out["cloud_cpu_s"] == 0 and out["balance"] == 0
+    bad = runner.invoke(app, ["leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")),
+                              "--policy", "constant:many"])
+    assert bad.exit_code == 2 and "constant:31" in bad.output
