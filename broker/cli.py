@@ -25,13 +25,14 @@ from broker.billing import Charging
 from broker.cloud import HEAVY, RESERVED_OPTIONS, PriceBook
 from broker.demand import Demand, distribution
 from broker.hybrid import balance, run_constant
-from broker.leasing import run_policy
+from broker.leasing import run_policy, summarize_sweep, sweep_cell, sweep_configs
 from broker.metrics import RunResult
 from broker.planner import Prices, plan_reservations
 from broker.recorder import Recorder
 from broker.reports import TableFormat, write_tables
 from broker.reservations import PlanError, ReservationPlan
 from broker.simulate import RESERVED_POLICIES, SimulationConfig, replay_demand, simulate
+from broker.sweep import Backend, run_sweep
 from heuristics.backfill import Discipline
 from heuristics.registry import HEURISTICS, PAPER_TRIO
 from solvers.base import list_solvers
@@ -404,9 +405,15 @@ def _print_plan(payload: dict[str, Any]) -> None:
               f"({payload['savings_fraction']:.1%})")
 
 
-@app.command("leasing")
+leasing_app = typer.Typer(help="A local cluster that leases cloud nodes (the Q-learning paper).",
+                          invoke_without_command=True)
+app.add_typer(leasing_app, name="leasing")
+
+
+@leasing_app.callback()
 def leasing_cmd(
-    trace: Annotated[str, typer.Option(help="SWF file or registry name (a parallel-job trace, e.g. KTH).")],
+    ctx: typer.Context,
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. KTH).")] = None,
     policy: Annotated[str, typer.Option(help="constant:V, random, qlearning or egreedy.")] = "qlearning",
     nodes: Annotated[int | None, typer.Option(help="Local nodes M (default: the trace header's MaxProcs).")] = None,
     span: Annotated[float, typer.Option(help="Policy step (s); the paper's day.")] = 86400.0,
@@ -416,7 +423,11 @@ def leasing_cmd(
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """A local cluster with EASY backfilling that leases up to V cloud nodes (the Q-learning paper)."""
+    """A local cluster with EASY backfilling that leases up to V cloud nodes; `leasing sweep` for the references."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if trace is None:
+        raise typer.BadParameter("--trace is required")
     name, cap = _leasing_policy(policy)
     if discipline not in ("easy", "conservative"):
         raise typer.BadParameter("--discipline must be easy or conservative")
@@ -462,3 +473,71 @@ def _leasing_policy(policy: str) -> tuple[str, float]:
     if policy not in names:
         raise typer.BadParameter("--policy must be constant:V, random, qlearning or egreedy")
     return names[policy], 0.0
+
+
+@leasing_app.command("sweep")
+def leasing_sweep_cmd(
+    trace: Annotated[str, typer.Option(help="SWF file path (workers read it) or registry name.")],
+    nodes: Annotated[int | None, typer.Option(help="Local nodes M (default: the trace header's MaxProcs).")] = None,
+    v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",
+    random_runs: Annotated[int, typer.Option(help="Runs of the random policy.")] = 1000,
+    backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
+    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
+    n_jobs: Annotated[int, typer.Option(help="Workers (loky; -1: all cores).")] = -1,
+    seed: Annotated[int, typer.Option(help="Root seed of the cells.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Every constant V and repeated random-V runs through the sweep runner (resumable with --store)."""
+    if backend not in ("loky", "dask", "ray"):
+        raise typer.BadParameter("--backend must be loky, dask or ray")
+    swf = _load(trace, False)
+    m = nodes or swf.header.max_procs or swf.header.max_nodes
+    if not m:
+        raise typer.BadParameter("the trace header gives no MaxProcs / MaxNodes: pass --nodes")
+    first, _, last = v.partition(":")
+    try:
+        values = list(range(int(first), (m if last in ("M", "") else int(last)) + 1))
+    except ValueError:
+        raise typer.BadParameter(f"--v {v!r}: use FIRST:LAST, e.g. 0:M or 0:50") from None
+    if not values or values[0] < 0 or values[-1] > m:
+        raise typer.BadParameter(f"--v {v!r}: caps must lie in 0..{m}")
+    ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
+                                     random_runs=random_runs, root_seed=seed)
+    todo = [*ref, *const, *rand]
+    mode: Backend = "loky" if backend == "loky" else "dask" if backend == "dask" else "ray"
+    with _SweepProgress(len(todo), quiet=not err.is_terminal) as progress:
+        results = run_sweep(sweep_cell, todo, store=store, backend=mode, n_jobs=n_jobs, address=scheduler,
+                            progress=progress)
+    by_cap = {int(c.config["cap"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
+    summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values},
+                              results[1 + len(const):])
+    payload = {"trace": trace, "nodes": m, "cells": len(todo), "backend": backend, **summary.to_dict()}
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+        return
+    best = summary.constant[summary.best_v]
+    out.print(f"best constant V = {summary.best_v}: twt_imp {best['twt_imp_pct']:.2f} %, c {best['cost_pct']:.2f} %, "
+              f"balance {best['balance']:.2f}")
+    rnd = payload["random"]
+    if rnd["runs"]:
+        out.print(f"random V per step, {rnd['runs']} runs: balance mean {rnd['mean']:.2f} ± {rnd['std']:.2f}, "
+                  f"best {rnd['best']:.2f}")
+
+
+class _SweepProgress(AbstractContextManager[Any]):
+    def __init__(self, total: int, *, quiet: bool) -> None:
+        self.quiet, self.total = quiet, total
+        self.bar = Progress(TextColumn("cells"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                            transient=True)
+
+    def __enter__(self) -> Any:
+        if self.quiet:
+            return None
+        self.bar.start()
+        task = self.bar.add_task("cells", total=self.total)
+        return lambda done, total: self.bar.update(task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.quiet:
+            self.bar.stop()

@@ -174,3 +174,44 @@ def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
                      step=float(config.get("step", DAY)))
     return {"twt": run.result.twt, "cost": run.result.cost, "simulated": run.simulated,
             "cap_mean": float(np.mean(run.result.caps))}
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSummary:
+    """Balances of a constant-V and random-policy sweep (``SPEC.md`` §5 references)."""
+
+    constant: dict[int, dict[str, float]]
+    best_v: int
+    random_balances: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        rb = np.asarray(self.random_balances)
+        return {"constant": {str(v): b for v, b in self.constant.items()}, "best_v": self.best_v,
+                "best_constant": self.constant[self.best_v],
+                "random": {"runs": len(rb), "mean": float(rb.mean()) if len(rb) else None,
+                           "std": float(rb.std()) if len(rb) else None, "best": float(rb.max()) if len(rb) else None}}
+
+
+def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int,
+                  root_seed: int = 1) -> tuple[list[Any], list[Any], list[Any]]:
+    """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
+    from broker.sweep import cells
+
+    base = {"trace": trace, "nodes": nodes}
+    ref = cells([{**base, "policy": "constant", "cap": "inf"}], name="leasing", root_seed=root_seed)
+    const = cells([{**base, "policy": "constant", "cap": v} for v in v_values], name="leasing", root_seed=root_seed)
+    rand = cells([{**base, "policy": "random"}], name="leasing", root_seed=root_seed + 1, repeats=random_runs)
+    return ref, const, rand
+
+
+def summarize_sweep(ref: dict[str, Any], local: dict[str, Any], constant: Mapping[int, dict[str, Any]],
+                    randoms: Sequence[dict[str, Any]]) -> SweepSummary:
+    """Balances against V = 0 (``local``) and V unbounded (``ref``); the best V (ties: the smallest)."""
+    def figures(r: Mapping[str, Any]) -> dict[str, float]:
+        b = balance(r["twt"], r["cost"], local["twt"], ref["cost"])
+        return {"twt_imp_pct": b.twt_imp_pct, "cost_pct": b.c_pct, "balance": b.balance}
+
+    table = {v: figures(r) for v, r in constant.items()}
+    best = max(table, key=lambda v: (table[v]["balance"], -v))
+    return SweepSummary(table, best, [figures(r)["balance"] for r in randoms])

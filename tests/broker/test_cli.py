@@ -170,3 +170,14 @@ def test_leasing_constant_cap_zero_is_the_local_reference() -> None:
     bad = runner.invoke(app, ["leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")),
                               "--policy", "constant:many"])
     assert bad.exit_code == 2 and "constant:31" in bad.output
+
+
+def test_leasing_sweep_resumes_from_its_store(tmp_path: Path) -> None:
+    args = ("leasing", "sweep", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--v", "0:4",
+            "--random-runs", "2", "--n-jobs", "2", "--store", str(tmp_path), "--json")
+    first = invoke(*args)
+    assert first["cells"] == 8 and len(list(tmp_path.glob("*.json"))) == 8
+    assert set(first["constant"]) == {"0", "1", "2", "3", "4"} and first["constant"]["0"]["balance"] == 0
+    assert first["best_v"] == max(range(5), key=lambda v: (first["constant"][str(v)]["balance"], -v))
+    assert first["random"]["runs"] == 2
+    assert invoke(*args) == first  # everything read back from the store
