@@ -112,11 +112,12 @@ def _clone(site: HybridSite) -> HybridSite:
 
 @dataclass(frozen=True, slots=True)
 class LeasingRun:
-    """A stepped run: the result, the cap of each step, clones simulated, and the final Q values."""
+    """A stepped run: the result, clones simulated, the final Q values, cumulative (twt, cost) per step."""
 
     result: HybridResult
     simulated: int
     q: np.ndarray | None = None
+    cumulative: list[tuple[float, float]] = field(default_factory=list)
 
 
 def run_policy(jobs: RigidJobs, m: int, policy: str, *, step: float = DAY, seed: int | None = 0,
@@ -131,6 +132,7 @@ def run_policy(jobs: RigidJobs, m: int, policy: str, *, step: float = DAY, seed:
     start, where = record(len(jobs), [])
     caps: list[float] = []
     simulated, t, greedy = 0, site.now, 0
+    cumulative: list[tuple[float, float]] = []
     while not site.finished():
         until = t + step
         if policy in ("qlearning", "epsilon"):
@@ -143,10 +145,11 @@ def run_policy(jobs: RigidJobs, m: int, policy: str, *, step: float = DAY, seed:
             site.run(until, v)
             simulated += 1
         caps.append(v)
+        cumulative.append((site.wait_s, site.cloud_cpu_s))
         record(len(jobs), site.drain_log(), start, where)
         t = until
     q = learner.q.copy() if policy in ("qlearning", "epsilon") else None
-    return LeasingRun(HybridResult(site.wait_s, site.cloud_cpu_s, start, where, caps), simulated, q)
+    return LeasingRun(HybridResult(site.wait_s, site.cloud_cpu_s, start, where, caps), simulated, q, cumulative)
 
 
 def _epsilon(learner: QLearner, rng: np.random.Generator, k: int) -> list[int]:

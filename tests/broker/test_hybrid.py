@@ -117,6 +117,8 @@ def test_stepped_policies_equal_a_replay_of_their_caps(policy: str) -> None:
     for cap in run.result.caps:
         site.run(t + 21600.0, cap)
         t += 21600.0
-    assert (run.result.twt, run.result.cost) == (site.wait_s, site.cloud_cpu_s)
+    assert (run.result.twt, run.result.cost) == (site.wait_s, site.cloud_cpu_s) == run.cumulative[-1]
+    assert len(run.cumulative) == len(run.result.caps)
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(run.cumulative, run.cumulative[1:], strict=False))
     assert local_nodes_never_exceed(run.result, jobs, 16)
     assert not np.isnan(run.result.start).any() and np.all(run.result.start >= jobs.submit)
