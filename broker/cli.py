@@ -10,10 +10,11 @@ import json
 import logging
 import math
 import time
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import numpy as np
 import typer
@@ -221,29 +222,23 @@ def _format(fmt: str) -> TableFormat:
     return "parquet" if fmt == "parquet" else "csv"
 
 
-class _ProgressRecorder(Recorder):
-    def __init__(self, progress: Progress, task: Any) -> None:
-        super().__init__(progress=lambda done, total: progress.update(task, completed=done), every=500)
-
-
-def _progress(total: int, *, quiet: bool) -> AbstractContextManager[Recorder]:
+@contextmanager
+def _bar(label: str, total: int, *, quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr, as an ``update(done, total)`` callable (None when quiet)."""
     if quiet:
-        return nullcontext(Recorder())
-    return _ProgressContext(total)
+        yield None
+        return
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                   transient=True)
+    task = bar.add_task(label, total=total)
+    with bar:
+        yield lambda done, _total: bar.update(task, completed=done)
 
 
-class _ProgressContext(AbstractContextManager[Recorder]):
-    def __init__(self, total: int) -> None:
-        self.bar = Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=err, transient=True)
-        self.total = total
-
-    def __enter__(self) -> Recorder:
-        self.bar.start()
-        return _ProgressRecorder(self.bar, self.bar.add_task("jobs", total=self.total))
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
+@contextmanager
+def _progress(total: int, *, quiet: bool) -> Iterator[Recorder]:
+    with _bar("replaying", total, quiet=quiet) as update:
+        yield Recorder() if update is None else Recorder(progress=update, every=500)
 
 
 def _payload(result: RunResult, work: _Workload, config: SimulationConfig, seed: int, wall: float) -> dict[str, Any]:
@@ -505,8 +500,8 @@ def leasing_sweep_cmd(
     ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
                                      random_runs=random_runs, root_seed=seed)
     todo = [*ref, *const, *rand]
-    mode: Backend = "loky" if backend == "loky" else "dask" if backend == "dask" else "ray"
-    with _SweepProgress(len(todo), quiet=not err.is_terminal) as progress:
+    mode = cast(Backend, backend)
+    with _bar("cells", len(todo), quiet=not err.is_terminal) as progress:
         results = run_sweep(sweep_cell, todo, store=store, backend=mode, n_jobs=n_jobs, address=scheduler,
                             progress=progress)
     by_cap = {int(c.config["cap"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
@@ -523,21 +518,3 @@ def leasing_sweep_cmd(
     if rnd["runs"]:
         out.print(f"random V per step, {rnd['runs']} runs: balance mean {rnd['mean']:.2f} ± {rnd['std']:.2f}, "
                   f"best {rnd['best']:.2f}")
-
-
-class _SweepProgress(AbstractContextManager[Any]):
-    def __init__(self, total: int, *, quiet: bool) -> None:
-        self.quiet, self.total = quiet, total
-        self.bar = Progress(TextColumn("cells"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                            transient=True)
-
-    def __enter__(self) -> Any:
-        if self.quiet:
-            return None
-        self.bar.start()
-        task = self.bar.add_task("cells", total=self.total)
-        return lambda done, total: self.bar.update(task, completed=done)
-
-    def __exit__(self, *exc: object) -> None:
-        if not self.quiet:
-            self.bar.stop()

@@ -13,7 +13,7 @@ A demand read from a file (:func:`workloads.demand.read_demand`) has the same sh
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,10 +78,9 @@ class Demand:
         return Demand(np.ceil(self.counts * factor - 1e-9).astype(np.int64), self.types, self.interval_s,
                       self.start, f"{self.source} x{factor:g}")
 
-    def capacity(self, catalog: Catalog) -> np.ndarray:
-        """Capacity units needed per interval (sum over types of count x capacity)."""
-        caps = np.array([catalog.capacity[catalog.names.index(n)] for n in self.types])
-        return (self.counts * caps).sum(axis=1)
+    def capacity(self, capacities: Mapping[str, float]) -> np.ndarray:
+        """Capacity units needed per interval: count x capacity summed over the types in ``capacities``."""
+        return sum((self.column(name) * cap for name, cap in capacities.items()), np.zeros(len(self)))
 
     def frame(self) -> pd.DataFrame:
         """One row per interval: its start (s) and one column per type."""

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from broker.hybrid import HybridResult, HybridSite, balance, record
+from broker.sweep import Cell, cells
 from heuristics.backfill import Discipline
 from workloads.cache import load_trace
 from workloads.rigid import RigidJobs, rigid_view
@@ -101,7 +102,7 @@ def learn_step(site: HybridSite, until: float, learner: QLearner, candidates: Se
     balances = {v: balance(c.wait_s - site.wait_s, c.cloud_cpu_s - site.cloud_cpu_s, twt_ref, c_ref).balance
                 for v, c in clones.items()}
     chosen = learner.update(rewards_of(balances))
-    return StepOutcome(chosen, clones[cap].copy(), simulated)
+    return StepOutcome(chosen, clones[cap], simulated)
 
 
 def _clone(site: HybridSite) -> HybridSite:
@@ -197,10 +198,8 @@ class SweepSummary:
 
 
 def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int,
-                  root_seed: int = 1) -> tuple[list[Any], list[Any], list[Any]]:
+                  root_seed: int = 1) -> tuple[list[Cell], list[Cell], list[Cell]]:
     """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
-    from broker.sweep import cells
-
     base = {"trace": trace, "nodes": nodes}
     ref = cells([{**base, "policy": "constant", "cap": "inf"}], name="leasing", root_seed=root_seed)
     const = cells([{**base, "policy": "constant", "cap": v} for v in v_values], name="leasing", root_seed=root_seed)

@@ -352,10 +352,7 @@ def plan_reservations(demand: Demand, prices: Prices, *, mode: Mode = "per-type"
                       limit: Limit | None = None) -> PlanReport:
     """Plan on a demand series: its empirical distribution, costs per term (time-series form)."""
     if mode == "per-type":
-        counts: dict[tuple[str, str], int] = {}
-        for tp in prices.types:
-            levels, weights = distribution(demand.column(tp.name))
-            counts.update({(tp.name, o): n for o, n in plan_per_type(levels, weights, tp, prices.term_hours).items()})
+        counts, _ = plan_distribution({tp.name: distribution(demand.column(tp.name)) for tp in prices.types}, prices)
         return report(demand, prices, counts, mode=mode)
     if mode != "capacity":
         raise ValueError(f"mode must be 'per-type' or 'capacity', got {mode!r}")
@@ -367,8 +364,7 @@ def plan_reservations(demand: Demand, prices: Prices, *, mode: Mode = "per-type"
 
 
 def _capacity_series(demand: Demand, prices: Prices) -> np.ndarray:
-    caps = {t.name: t.capacity for t in prices.types}
-    return sum((demand.column(name) * cap for name, cap in caps.items()), np.zeros(len(demand)))
+    return demand.capacity({t.name: t.capacity for t in prices.types})
 
 
 def expected_cost(demand: Demand, prices: Prices, counts: dict[tuple[str, str], int], *,

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from broker.hybrid import balance
-from broker.leasing import sweep_cell
+from broker.leasing import summarize_sweep, sweep_cell
 from broker.sweep import cells, run_sweep
 
 TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -46,26 +45,22 @@ def main() -> None:
     results = run_sweep(sweep_cell, todo, store=store, backend=args.backend, n_jobs=args.n_jobs,
                         address=args.address)
     by = dict(zip([c.key for c in todo], results, strict=True))
-    ref_c = by[fixed[0].key]["cost"]
-    ref_twt = by[fixed[1].key]["twt"]
-
-    def bal(r: dict[str, Any]) -> Any:
-        return balance(r["twt"], r["cost"], ref_twt, ref_c)
-
-    const = [(int(c.config["cap"]), bal(by[c.key])) for c in fixed[1:]]
-    v_best, b_best = max(const, key=lambda x: (x[1].balance, -x[0]))
+    ref, local = by[fixed[0].key], by[fixed[1].key]
+    summary = summarize_sweep(ref, local, {int(c.config["cap"]): by[c.key] for c in fixed[1:]},
+                              [by[c.key] for c in randoms])
+    best = summary.constant[summary.best_v]
     print("| policy | twt_imp% | c% | balance | clones simulated |\n|---|---|---|---|---|")
-    print(f"| best constant V = {v_best} | {b_best.twt_imp_pct:.2f} | {b_best.c_pct:.2f} | {b_best.balance:.2f} | 1 |")
-    rb = np.array([bal(by[c.key]).balance for c in randoms])
+    print(f"| best constant V = {summary.best_v} | {best['twt_imp_pct']:.2f} | {best['cost_pct']:.2f} "
+          f"| {best['balance']:.2f} | 1 |")
+    rb = np.array(summary.random_balances)
     print(f"| random V per day, mean of {len(rb)} | | | {rb.mean():.2f} ± {rb.std():.2f} | 1 |")
     print(f"| random V per day, best of {len(rb)} | | | {rb.max():.2f} | 1 |")
     for c in learners:
         r = by[c.key]
-        b = bal(r)
+        b = balance(r["twt"], r["cost"], local["twt"], ref["cost"])
         label = c.config["policy"] + (f" (k = {c.config['epsilon_k']})" if "epsilon_k" in c.config else "")
         print(f"| {label} | {b.twt_imp_pct:.2f} | {b.c_pct:.2f} | {b.balance:.2f} | {r['simulated']:,} |")
-    print("\nconstant V: " + ", ".join(f"{v}:{b.balance:.1f}" for v, b in const[::10]))
-
+    print("\nconstant V: " + ", ".join(f"{v}:{summary.constant[v]['balance']:.1f}" for v in range(0, M + 1, 10)))
 
 if __name__ == "__main__":
     main()

@@ -76,13 +76,13 @@ class Cluster:
         self.queue.append(job)
         if self.discipline == "conservative":
             profile = self._profile(now)
-            start = profile.earliest(int(self.jobs.nodes[job]), float(self.jobs.estimate[job]))
+            start = profile.earliest(self._width[job], self._est[job])
             self.reserved[job] = self.promised[job] = start
 
     def finish(self, job: int) -> None:
         """``job`` ended: free its nodes."""
         del self.running[job]
-        self.free += int(self.jobs.nodes[job])
+        self.free += self._width[job]
 
     def take(self, job: int) -> None:
         """Remove a waiting job from the queue (it runs elsewhere)."""
@@ -94,9 +94,9 @@ class Cluster:
         if self.discipline == "easy":
             return self._easy(now)
         self._compress(now)
-        nodes = self.jobs.nodes
+        width = self._width
         # a job running past its estimate still holds its nodes: the profile counts them free from now
-        return [self._start(j, now) for j in list(self.queue) if self.reserved[j] <= now and nodes[j] <= self.free]
+        return [self._start(j, now) for j in list(self.queue) if self.reserved[j] <= now and width[j] <= self.free]
 
     def _start(self, job: int, now: float) -> int:
         self.queue.remove(job)
@@ -150,17 +150,17 @@ class Cluster:
         """Free nodes over time: the running jobs (by their estimates) and the current reservations."""
         profile = _Profile(now, self.free)
         for job, end in self.running.items():
-            profile.release(max(end, now), int(self.jobs.nodes[job]))
+            profile.release(max(end, now), self._width[job])
         for job, start in self.reserved.items():
-            d = float(self.jobs.estimate[job])
-            profile.reserve(max(start, now), max(start, now) + d, int(self.jobs.nodes[job]))
+            begin = max(start, now)
+            profile.reserve(begin, begin + self._est[job], self._width[job])
         return profile
 
     def _compress(self, now: float) -> None:
         """Move each reservation, in queue order, to its earliest fit (never later unless it no longer fits)."""
         profile = self._profile(now)
         for job in self.queue:
-            p, d = int(self.jobs.nodes[job]), float(self.jobs.estimate[job])
+            p, d = self._width[job], self._est[job]
             old = max(self.reserved[job], now)
             profile.reserve(old, old + d, -p)
             start = profile.earliest(p, d)
