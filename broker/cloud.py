@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from broker.egress import EgressPrices, tiers_from_rows
+
 ON_DEMAND = "on-demand"
 LIGHT, MEDIUM, HEAVY = "reserved-light", "reserved-medium", "reserved-heavy"
 #: Reserved options in the order CoH-R fills demand after the always-on heavy ones (SPEC §4).
@@ -72,6 +74,7 @@ class PriceBook:
     source: str
     types: tuple[InstanceType, ...]
     offers: tuple[Offer, ...]
+    egress: EgressPrices = EgressPrices.free()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str) -> PriceBook:
@@ -90,7 +93,13 @@ class PriceBook:
             if key in keys[:i]:
                 raise PriceBookError(f"{source}: offers[{i}]: a second offer for {key[0]!r} {key[1]!r} "
                                      f"term_years={key[2]}")
-        book = cls(name=str(data.get("name", source)), source=source, types=types, offers=offers)
+        egress = EgressPrices.free()
+        if "egress" in data:
+            try:
+                egress = tiers_from_rows(_list(data, "egress", source), source=source)
+            except ValueError as e:
+                raise PriceBookError(str(e)) from e
+        book = cls(name=str(data.get("name", source)), source=source, types=types, offers=offers, egress=egress)
         missing = [t.name for t in types if book.offer(t.name, ON_DEMAND) is None]
         if missing:
             raise PriceBookError(f"{source}: no on-demand offer for instance type(s) {missing}")

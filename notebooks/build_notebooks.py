@@ -459,7 +459,7 @@ LEASING = [
         "The paper's Figure 5 (balance against constant V) and Figure 6 (balance over time for the best constant "
         "V, the random policy and Q-learning). CI runs the first `DAYS` days of the trace and `RANDOM_RUNS` random "
         "runs; `FULL = True` runs all 11 months (a few minutes; `cloudbroker leasing sweep` and "
-        "`experiments/leasing_kth.py` give the 1000-run reference)."
+        "`experiments/leasing_table.py` give the 1000-run reference)."
     ),
     new_code_cell(
         "# Parameters (papermill-style)\n"
@@ -537,7 +537,7 @@ LEASING = [
         "{label: round(float(curve[-1]), 2) for label, curve in curves.items()}"
     ),
     new_markdown_cell(
-        "On the whole trace (`experiments/leasing_kth.py`, EXPERIMENTS.md) the best constant V is 31 with balance "
+        "On the whole trace (`experiments/leasing_table.py`, EXPERIMENTS.md) the best constant V is 31 with balance "
         "25.9 (the paper: 31, 25), the random policy averages 14.6 (paper 14) and Q-learning reaches 14.4 "
         "(paper 24.23); EXPERIMENTS.md discusses the gap. A 45-day slice has its own best V and its own "
         "figures: the curves above show the shape, not the whole-trace numbers."

@@ -1,11 +1,14 @@
-"""The Q-learning paper's KTH table: best constant V, the random policy, Q-learning, epsilon-greedy.
+"""The Q-learning paper's table: best constant V, the random policy, Q-learning, epsilon-greedy.
 
-    python experiments/leasing_kth.py --store results/leasing_kth [--random 1000] [--backend loky]
+    python experiments/leasing_table.py --store results/leasing_kth [--random 1000] [--backend loky]
+    python experiments/leasing_table.py --trace SDSC-SP2 --nodes 128 --name leasing-sdsc-sp2 \
+        --store results/leasing_sdsc_sp2
 
 Every run is a cell of the sweep runner (``broker/sweep.py``): a pure function of its configuration
 and seed, stored as one JSON file, so the command resumes where it stopped and runs unchanged on a
-Dask or Ray cluster (``--backend dask --address tcp://...``). KTH-SP2 (100 nodes, 28,475 jobs, 11
-months), EASY backfilling, one-day steps, balance against V = 0 (twt) and V unbounded (c).
+Dask or Ray cluster (``--backend dask --address tcp://...``). Default: KTH-SP2 (100 nodes, 28,475
+jobs, 11 months); EASY backfilling, one-day steps, balance against V = 0 (twt) and V unbounded (c).
+Epsilon-greedy is random, so it runs ``--epsilon-seeds`` times per k and the table gives the mean.
 """
 
 from __future__ import annotations
@@ -19,29 +22,35 @@ from broker.hybrid import balance
 from broker.leasing import summarize_sweep, sweep_cell
 from broker.sweep import cells, run_sweep
 
-TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
-M = 100
+TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+TRACE = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trace", default=str(TRACE))
+    parser.add_argument("--nodes", type=int, default=100)
+    parser.add_argument("--name", default="leasing-kth-v2", help="cell name (part of every stored key)")
     parser.add_argument("--store", default="results/leasing_kth")
     parser.add_argument("--random", type=int, default=1000)
+    parser.add_argument("--epsilon-seeds", type=int, default=10)
     parser.add_argument("--backend", default="loky")
     parser.add_argument("--address", default=None)
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
     store = Path(args.store)
     store.mkdir(parents=True, exist_ok=True)
-    base = {"trace": args.trace, "nodes": M}
+    m, name = args.nodes, args.name
+    base = {"trace": args.trace, "nodes": m}
     configs = [{**base, "policy": "constant", "cap": "inf"}, *({**base, "policy": "constant", "cap": v}
-                                                                 for v in range(M + 1))]
-    fixed = cells(configs, name="leasing-kth-v2", root_seed=1)
-    learners = cells([{**base, "policy": "qlearning"}, {**base, "policy": "epsilon", "epsilon_k": 3},
-                      {**base, "policy": "epsilon", "epsilon_k": 10}], name="leasing-kth-v2", root_seed=2)
-    randoms = cells([{**base, "policy": "random"}], name="leasing-kth-v2", root_seed=3, repeats=args.random)
-    todo = [*fixed, *learners, *randoms]
+                                                                 for v in range(m + 1))]
+    fixed = cells(configs, name=name, root_seed=1)
+    epsilon = [{**base, "policy": "epsilon", "epsilon_k": 3}, {**base, "policy": "epsilon", "epsilon_k": 10}]
+    learners = cells([{**base, "policy": "qlearning"}, *epsilon], name=name, root_seed=2)
+    randoms = cells([{**base, "policy": "random"}], name=name, root_seed=3, repeats=args.random)
+    more_epsilon = cells(epsilon, name=name, root_seed=4, repeats=max(args.epsilon_seeds - 1, 1))
+    more_epsilon = more_epsilon if args.epsilon_seeds > 1 else []
+    todo = [*fixed, *learners, *randoms, *more_epsilon]
     results = run_sweep(sweep_cell, todo, store=store, backend=args.backend, n_jobs=args.n_jobs,
                         address=args.address)
     by = dict(zip([c.key for c in todo], results, strict=True))
@@ -60,7 +69,13 @@ def main() -> None:
         b = balance(r["twt"], r["cost"], local["twt"], ref["cost"])
         label = c.config["policy"] + (f" (k = {c.config['epsilon_k']})" if "epsilon_k" in c.config else "")
         print(f"| {label} | {b.twt_imp_pct:.2f} | {b.c_pct:.2f} | {b.balance:.2f} | {r['simulated']:,} |")
-    print("\nconstant V: " + ", ".join(f"{v}:{summary.constant[v]['balance']:.1f}" for v in range(0, M + 1, 10)))
+    for eps in epsilon:
+        runs = [by[c.key] for c in [*learners, *more_epsilon] if c.config == eps]
+        bs = np.array([balance(r["twt"], r["cost"], local["twt"], ref["cost"]).balance for r in runs])
+        clones = np.mean([r["simulated"] for r in runs])
+        print(f"| epsilon (k = {eps['epsilon_k']}), mean of {len(bs)} seeds | | | {bs.mean():.2f} ± {bs.std():.2f} "
+              f"(min {bs.min():.2f}, max {bs.max():.2f}) | {clones:,.0f} |")
+    print("\nconstant V: " + ", ".join(f"{v}:{summary.constant[v]['balance']:.1f}" for v in range(0, m + 1, 10)))
 
 if __name__ == "__main__":
     main()
