@@ -1,14 +1,15 @@
 """The cloud model: instance types and price books (``SPEC.md`` §2, CoH paper Table 5).
 
 A price book is data: instance types (name, capacity in capacity units) and billing offers per
-type (on-demand and reserved options with an hourly price in $/h and an upfront price in $).
+type (on-demand and reserved options with an hourly price in $/h and an upfront price in $) and,
+optionally, per-month tiered egress prices (``[[egress]]`` rows, :mod:`broker.egress`).
 The engine works with :class:`Catalog`, the on-demand view of a price book as arrays, with the
 VM types ordered as in the book.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,7 @@ class PriceBook:
     source: str
     types: tuple[InstanceType, ...]
     offers: tuple[Offer, ...]
-    egress: EgressPrices = EgressPrices.free()
+    egress: EgressPrices = field(default_factory=EgressPrices.free)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str) -> PriceBook:

@@ -103,13 +103,14 @@ def peak(starts: np.ndarray, ends: np.ndarray) -> int:
     return int(np.cumsum(steps[order]).max())
 
 
-def simulate_cluster(jobs: HtcJobs, policy: ClusterPolicy = ClusterPolicy(), site: CloudSite = CloudSite(), *,
+def simulate_cluster(jobs: HtcJobs, policy: ClusterPolicy | None = None, site: CloudSite | None = None, *,
                      seed: int | np.random.SeedSequence | None = 0) -> ClusterResult:
-    """Replay ``jobs`` on a cloud cluster run by ``policy`` (see the module docstring).
+    """Replay ``jobs`` on a cloud cluster run by ``policy`` on ``site`` (see the module docstring).
 
-    ``seed`` drives the keep-alive draws (the only randomness). Every job completes.
+    Defaults: no cap, merged, no keep-alive, no delays; c1.medium's price, no egress charge, exact
+    charging, no boot time. ``seed`` drives the keep-alive draws (the only randomness). Every job completes.
     """
-    sim = _Cluster(jobs, policy, site, np.random.default_rng(seed))
+    sim = _Cluster(jobs, policy or ClusterPolicy(), site or CloudSite(), np.random.default_rng(seed))
     sim.run()
     return sim.result()
 
@@ -185,15 +186,17 @@ class _Cluster:
         return (a1 - a0) / (h1 - h0) if h1 > h0 else 0.0
 
     def integrals(self, t: float) -> tuple[float, float]:
-        i = bisect_left(self.load_t, t)
-        if i < len(self.load_t) and self.load_t[i] == t:
-            return self.load_a[i], self.load_h[i]
+        """Active and hired instance-seconds from time 0 to ``t`` (``t`` not after the current time)."""
+        ts, i = self.load_t, bisect_left(self.load_t, t)
         if i == 0:
             return 0.0, 0.0
-        dt = t - self.load_t[i - 1]
-        rate_a = (self.load_a[i] - self.load_a[i - 1]) / (self.load_t[i] - self.load_t[i - 1]) if i < len(self.load_t) else self.active
-        rate_h = (self.load_h[i] - self.load_h[i - 1]) / (self.load_t[i] - self.load_t[i - 1]) if i < len(self.load_t) else self.alive
-        return self.load_a[i - 1] + rate_a * dt, self.load_h[i - 1] + rate_h * dt
+        if i == len(ts):
+            rates = (float(self.active), float(self.alive))
+        else:
+            span = ts[i] - ts[i - 1]
+            rates = ((self.load_a[i] - self.load_a[i - 1]) / span, (self.load_h[i] - self.load_h[i - 1]) / span)
+        dt = t - ts[i - 1]
+        return self.load_a[i - 1] + rates[0] * dt, self.load_h[i - 1] + rates[1] * dt
 
     # -- events ----------------------------------------------------------------------------------
 

@@ -47,7 +47,8 @@ class KeepAlive:
     def parse(cls, text: str) -> KeepAlive:
         """``"fixed:0.3"``, ``"idle:0.3"`` or ``"load:0.3[:WINDOW_S]"``."""
         parts = text.split(":")
-        if len(parts) not in (2, 3) or parts[0] not in ("fixed", "idle", "load") or (len(parts) == 3 and parts[0] != "load"):
+        shapes = {"fixed": (2,), "idle": (2,), "load": (2, 3)}
+        if len(parts) not in shapes.get(parts[0], ()):
             raise ValueError(f"keep-alive {text!r}: expected fixed:P, idle:P or load:P[:WINDOW_S]")
         try:
             numbers = [float(x) for x in parts[1:]]

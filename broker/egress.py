@@ -9,6 +9,7 @@ data (a price book's ``[[egress]]`` rows, :class:`EgressTier`), never constants 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +34,7 @@ class EgressPrices:
 
     def __post_init__(self) -> None:
         bounds = [t.up_to_gb for t in self.tiers]
-        if any(b <= a for a, b in zip(bounds, bounds[1:], strict=False)):
+        if any(b <= a for a, b in itertools.pairwise(bounds)):
             raise ValueError(f"egress tier bounds must increase, got {bounds}")
         if any(t.per_gb < 0 or t.up_to_gb <= 0 for t in self.tiers):
             raise ValueError("egress tiers need up_to_gb > 0 and per_gb >= 0")
