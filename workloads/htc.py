@@ -110,8 +110,10 @@ class HtcJobs:
 
 def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "one",
              volumes: VolumeModel | None = None, seed: int | np.random.SeedSequence | None = 0,
-             ) -> tuple[HtcJobs, FilterReport]:
+             drop_cancelled: bool = True) -> tuple[HtcJobs, FilterReport]:
     """The HTC jobs of a trace DataFrame (see the module docstring).
+
+    ``drop_cancelled=False`` keeps the jobs a user cancelled (status 5) for the run time they had.
 
     Volumes are drawn for every row before filtering, so a job's bytes do not depend on which other
     jobs are removed; with ``parallel="expand"`` the tasks of one job share its bytes.
@@ -126,7 +128,7 @@ def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "
     checks = {
         "submit time unknown": trace["submit_time"].isna(),
         "run time unknown or < 0": trace["run_time"].isna() | (trace["run_time"] < 0),
-        "cancelled by the user (status 5)": trace["status"] == STATUS_CANCELLED,
+        "cancelled by the user (status 5)": (trace["status"] == STATUS_CANCELLED) & drop_cancelled,
         "data volume unknown or < 0": pd.Series(~(bytes_in >= 0) | ~(bytes_out >= 0), index=trace.index),
     }
     keep = np.ones(len(trace), dtype=bool)
