@@ -1,4 +1,4 @@
-"""The ``cloudbroker`` command line: ``trace info``, ``simulate``, ``plan-reservations`` and ``leasing``.
+"""The ``cloudbroker`` command line: ``trace info``, ``simulate``, ``plan-reservations``, ``leasing``, ``cluster``.
 
 Output goes to stdout (a table, or one JSON object with ``--json``); progress bars and log
 messages go to stderr, and a progress bar is shown only on a terminal.
@@ -10,7 +10,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,11 +18,12 @@ from typing import Annotated, Any, cast
 
 import numpy as np
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from broker.billing import Charging
+from broker.cli_cluster import cluster_app
+from broker.cli_common import bar as _bar
+from broker.cli_common import err, out
 from broker.cloud import HEAVY, RESERVED_OPTIONS, PriceBook
 from broker.demand import Demand, distribution
 from broker.hybrid import balance, run_constant
@@ -50,8 +51,6 @@ app = typer.Typer(help="Replay job traces through a simulated cloud broker.", no
                   add_completion=False)
 trace_app = typer.Typer(help="Inspect workload traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
-out = Console()
-err = Console(stderr=True)
 
 
 @app.callback()
@@ -220,19 +219,6 @@ def _format(fmt: str) -> TableFormat:
     if fmt not in ("parquet", "csv"):
         raise typer.BadParameter("--format must be parquet or csv")
     return "parquet" if fmt == "parquet" else "csv"
-
-
-@contextmanager
-def _bar(label: str, total: int, *, quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr, as an ``update(done, total)`` callable (None when quiet)."""
-    if quiet:
-        yield None
-        return
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                   transient=True)
-    task = bar.add_task(label, total=total)
-    with bar:
-        yield lambda done, _total: bar.update(task, completed=done)
 
 
 @contextmanager
@@ -518,3 +504,6 @@ def leasing_sweep_cmd(
     if rnd["runs"]:
         out.print(f"random V per step, {rnd['runs']} runs: balance mean {rnd['mean']:.2f} ± {rnd['std']:.2f}, "
                   f"best {rnd['best']:.2f}")
+
+
+app.add_typer(cluster_app, name="cluster")

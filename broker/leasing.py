@@ -217,3 +217,10 @@ def summarize_sweep(ref: dict[str, Any], local: dict[str, Any], constant: Mappin
     table = {v: figures(r) for v, r in constant.items()}
     best = max(table, key=lambda v: (table[v]["balance"], -v))
     return SweepSummary(table, best, [figures(r)["balance"] for r in randoms])
+
+
+def cumulative_balance(run: LeasingRun, ref0: LeasingRun, refinf: LeasingRun) -> np.ndarray:
+    """The balance of ``run`` so far after each step, against the references so far (Figure 6)."""
+    steps = min(len(run.cumulative), len(ref0.cumulative), len(refinf.cumulative))
+    return np.array([balance(run.cumulative[i][0], run.cumulative[i][1], ref0.cumulative[i][0],
+                             refinf.cumulative[i][1]).balance for i in range(steps)])

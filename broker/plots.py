@@ -1,0 +1,74 @@
+"""Figures as matplotlib objects (no file I/O here: the CLI and notebooks save or show them).
+
+Leasing: balance against constant V (the Q-learning paper's Figure 5) and balance over time
+(Figure 6). Cloud cluster: cost against mean overhead with the Pareto front marked (the
+cloud-cluster paper's Figures 7, 10-14) and the benefit ``B_c`` of raising the cap (Figure 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from broker.hybrid import Balance
+
+
+def balance_vs_v(constant: Mapping[int, Balance], best_v: int, *, title: str = "") -> Figure:
+    """Balance, twt_imp % and c % of every constant V (Figure 5)."""
+    fig = Figure(figsize=(7, 3.5), layout="constrained")
+    ax = fig.add_subplot()
+    v = list(constant)
+    ax.plot(v, [b.balance for b in constant.values()], label="balance")
+    ax.plot(v, [b.twt_imp_pct for b in constant.values()], label="twt_imp %", alpha=0.6)
+    ax.plot(v, [b.c_pct for b in constant.values()], label="c %", alpha=0.6)
+    ax.axvline(best_v, color="grey", linestyle=":")
+    ax.set_xlabel("constant V (cloud nodes)")
+    ax.set_ylabel("percent")
+    ax.legend()
+    ax.set_title(title or "balance against constant V")
+    return fig
+
+
+def balance_over_time(curves: Mapping[str, np.ndarray], *, step_label: str = "day", title: str = "") -> Figure:
+    """The balance so far after each step, one line per policy (Figure 6)."""
+    fig = Figure(figsize=(7, 3.5), layout="constrained")
+    ax = fig.add_subplot()
+    for label, curve in curves.items():
+        ax.plot(np.arange(1, len(curve) + 1), curve, label=label)
+    ax.set_xlabel(step_label)
+    ax.set_ylabel("balance so far")
+    ax.legend()
+    ax.set_title(title or "balance over time")
+    return fig
+
+
+def pareto(table: pd.DataFrame, *, title: str = "") -> Figure:
+    """Cost against mean overhead, one marker per family; the front of all cells joined and circled."""
+    fig = Figure(figsize=(7.5, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    markers = "osD^vP*Xh<>p"
+    for i, (family, rows) in enumerate(table.groupby("family", sort=False)):
+        ax.scatter(rows["mean_overhead_s"], rows["cost"], s=18, marker=markers[i % len(markers)], label=family)
+    front = table[table["pareto"]].sort_values("mean_overhead_s")
+    ax.plot(front["mean_overhead_s"], front["cost"], color="black", linewidth=0.8, label="Pareto front")
+    ax.scatter(front["mean_overhead_s"], front["cost"], s=60, facecolors="none", edgecolors="black")
+    ax.set_xscale("log")
+    ax.set_xlabel("mean overhead per job (s, log scale)")
+    ax.set_ylabel("cost ($)")
+    ax.legend(fontsize="small")
+    ax.set_title(title or "cost against overhead")
+    return fig
+
+
+def cap_benefit(caps: np.ndarray, benefit: np.ndarray, *, title: str = "") -> Figure:
+    """``B_c`` against the cap (equation 7): dollars per second of mean overhead saved."""
+    fig = Figure(figsize=(7, 3.5), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot(caps, benefit, marker="o")
+    ax.set_xlabel("maximum instances c")
+    ax.set_ylabel("B_c ($ per s of mean overhead)")
+    ax.set_title(title or "benefit of raising the cap")
+    return fig
