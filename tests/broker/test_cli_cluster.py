@@ -1,0 +1,96 @@
+"""``cloudbroker cluster``: one run, errors, and a sweep that writes its table and plots and resumes."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from broker.cli import app
+from tests.conftest import trace_path, without_timing
+
+runner = CliRunner()
+
+
+def run_json(*args: str) -> dict:
+    result = runner.invoke(app, ["cluster", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_synthetic_json_has_the_bill_and_the_overheads():
+    payload = run_json("--synthetic", "--limit", "3000")
+    for key in ("cost", "instance_cost", "egress_cost", "instance_hours", "mean_overhead_s", "p95_overhead_s"):
+        assert key in payload
+    assert payload["jobs"] == 3000
+    assert payload["cost"] == payload["instance_cost"] + payload["egress_cost"]
+    assert abs(payload["instance_cost"] - payload["instance_hours"] * 0.145) < 1e-6
+    again = run_json("--synthetic", "--limit", "3000")
+    assert without_timing(again) == without_timing(payload)
+
+
+def test_options_change_the_run_as_documented():
+    base = run_json("--synthetic", "--limit", "3000", "--boot", "120")
+    kept = run_json("--synthetic", "--limit", "3000", "--boot", "120", "--keepalive", "fixed:0.5")
+    assert kept["mean_overhead_s"] < base["mean_overhead_s"] and kept["instance_cost"] > base["instance_cost"]
+    capped = run_json("--synthetic", "--limit", "3000", "--cap", "5", "--per-user")
+    assert capped["peak_instances"] <= 5 and capped["merge"] is False
+    wall = run_json("--synthetic", "--limit", "3000", "--charging", "wall-clock", "--wait-next-hour", "20",
+                    "--delay", "5", "--burst-ratio", "0.5", "--cap", "50")
+    assert wall["charging"] == "wall-clock" and wall["mean_wait_s"] > 0
+
+
+def test_real_trace_and_errors():
+    payload = run_json("--trace", str(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz")), "--limit", "2000",
+                       "--idle-timeout", "10")
+    assert payload["jobs"] == 2000 and payload["egress_by_month"]
+    for args in (["--synthetic", "--keepalive", "sometimes"], ["--synthetic", "--cap", "0"], [],
+                 ["--synthetic", "--trace", "x"], ["--synthetic", "--charging", "hourly"],
+                 ["--synthetic", "--idle-timeout", "5", "--keepalive", "fixed:0.2"]):
+        result = runner.invoke(app, ["cluster", *args])
+        assert result.exit_code != 0
+    missing = runner.invoke(app, ["cluster", "--trace", "no-such-trace.swf"])
+    assert missing.exit_code == 2 and "no-such-trace" in missing.output
+
+
+SPEC = """
+name = "tiny"
+[workload]
+trace = "{trace}"
+limit = 1500
+seed = 3
+[base]
+boot_s = 60
+[[family]]
+name = "caps"
+cap = [2, 5, 20, "none"]
+[[family]]
+name = "keep"
+keepalive = ["fixed:0", "fixed:0.5"]
+"""
+
+
+def test_sweep_writes_table_plots_and_resumes(tmp_path):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(SPEC.format(trace=trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")))
+    out, store = tmp_path / "out", tmp_path / "store"
+    args = ["cluster", "sweep", str(spec), "--out", str(out), "--store", str(store), "--n-jobs", "1", "--json"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    rows = json.loads(first.stdout)
+    assert len(rows) == 6 and {r["family"] for r in rows} == {"caps", "keep"}
+    assert (out / "pareto.png").stat().st_size > 0 and (out / "cap_benefit.png").stat().st_size > 0
+    table = pd.read_csv(out / "table.csv")
+    assert table["pareto"].any() and table["benefit_bc"].notna().sum() == 2  # caps 5 and 20 after cap 2
+    assert len(list(store.glob("*.json"))) == 6
+    (store / sorted(p.name for p in store.glob("*.json"))[0]).unlink()
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and json.loads(again.stdout) == rows
+
+
+def test_sweep_spec_errors_name_the_file(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[workload]\nsynthetic = 1.0\n[[family]]\nname = "x"\ncapp = [1, 2]\n')
+    result = runner.invoke(app, ["cluster", "sweep", str(spec)])
+    assert result.exit_code == 2 and "bad.toml" in result.output and "capp" in result.output
