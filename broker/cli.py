@@ -20,14 +20,15 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from broker import plots
 from broker.billing import Charging
 from broker.cli_cluster import cluster_app
 from broker.cli_common import bar as _bar
 from broker.cli_common import err, out
 from broker.cloud import HEAVY, RESERVED_OPTIONS, PriceBook
 from broker.demand import Demand, distribution
-from broker.hybrid import balance, run_constant
-from broker.leasing import run_policy, summarize_sweep, sweep_cell, sweep_configs
+from broker.hybrid import Balance, balance, run_constant
+from broker.leasing import SweepSummary, cumulative_balance, run_policy, summarize_sweep, sweep_cell, sweep_configs
 from broker.metrics import RunResult
 from broker.planner import Prices, plan_reservations
 from broker.recorder import Recorder
@@ -440,6 +441,25 @@ def leasing_cmd(
     out.print(table)
 
 
+def _leasing_plots(swf: Any, m: int, summary: SweepSummary, folder: Path, random_runs: int, seed: int) -> list[str]:
+    """Figures 5 and 6 into ``folder``; Figure 6 replays the references, best V, random runs and Q-learning."""
+    folder.mkdir(parents=True, exist_ok=True)
+    constant = {v: Balance(twt_pct=100.0 - b["twt_imp_pct"], c_pct=b["cost_pct"]) for v, b in summary.constant.items()}
+    paths = [folder / "balance_vs_v.png", folder / "balance_over_time.png"]
+    plots.balance_vs_v(constant, summary.best_v).savefig(paths[0], dpi=110)
+    jobs, _ = rigid_view(swf.frame, nodes=m)
+    ref0, refinf = run_policy(jobs, m, "constant", cap=0), run_policy(jobs, m, "constant", cap=math.inf)
+    curves = {f"constant V = {summary.best_v}": cumulative_balance(
+        run_policy(jobs, m, "constant", cap=summary.best_v), ref0, refinf)}
+    if random_runs:
+        runs = [cumulative_balance(run_policy(jobs, m, "random", seed=seed + k), ref0, refinf)
+                for k in range(random_runs)]
+        curves[f"random (mean of {random_runs})"] = np.mean(runs, axis=0)
+    curves["Q-learning"] = cumulative_balance(run_policy(jobs, m, "qlearning"), ref0, refinf)
+    plots.balance_over_time(curves).savefig(paths[1], dpi=110)
+    return [str(p) for p in paths]
+
+
 def _leasing_policy(policy: str) -> tuple[str, float]:
     """``constant:V`` -> ("constant", V); ``egreedy`` -> the epsilon-greedy learner."""
     if policy.startswith("constant:"):
@@ -467,6 +487,9 @@ def leasing_sweep_cmd(
     store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
     n_jobs: Annotated[int, typer.Option(help="Workers (loky; -1: all cores).")] = -1,
     seed: Annotated[int, typer.Option(help="Root seed of the cells.")] = 1,
+    plot: Annotated[Path | None, typer.Option(help="Write balance_vs_v.png (Figure 5) and balance_over_time.png "
+                                              "(Figure 6: best V, random mean, Q-learning) here.")] = None,
+    plot_random: Annotated[int, typer.Option(help="Random runs averaged in Figure 6.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Every constant V and repeated random-V runs through the sweep runner (resumable with --store)."""
@@ -494,6 +517,8 @@ def leasing_sweep_cmd(
     summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values},
                               results[1 + len(const):])
     payload = {"trace": trace, "nodes": m, "cells": len(todo), "backend": backend, **summary.to_dict()}
+    if plot is not None:
+        payload["plots"] = _leasing_plots(swf, m, summary, plot, plot_random, seed)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return

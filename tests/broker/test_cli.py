@@ -181,3 +181,12 @@ def test_leasing_sweep_resumes_from_its_store(tmp_path: Path) -> None:
     assert first["best_v"] == max(range(5), key=lambda v: (first["constant"][str(v)]["balance"], -v))
     assert first["random"]["runs"] == 2
     assert invoke(*args) == first  # everything read back from the store
+
+
+@pytest.mark.slow
+def test_leasing_sweep_plots_figures_5_and_6(tmp_path: Path) -> None:
+    out = invoke("leasing", "sweep", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--v", "0:6",
+                 "--random-runs", "1", "--n-jobs", "1", "--plot", str(tmp_path / "figs"), "--plot-random", "2",
+                 "--json")
+    assert [Path(p).name for p in out["plots"]] == ["balance_vs_v.png", "balance_over_time.png"]
+    assert all(Path(p).stat().st_size > 10_000 for p in out["plots"])
