@@ -41,6 +41,8 @@ def cluster_cmd(
     synthetic: Annotated[bool, typer.Option(help="Use the bursty multi-user load instead of a trace.")] = False,
     scale: Annotated[float, typer.Option(help="Load of --synthetic: users x SCALE (the paper's S1-S5).")] = 1.0,
     limit: Annotated[int | None, typer.Option(help="Replay only the first N jobs.")] = None,
+    volumes: Annotated[Path | None, typer.Option(help="CSV job_id,input_bytes,output_bytes for the trace's jobs "
+                                                 "(default: the seeded volume model).")] = None,
     cap: Annotated[int | None, typer.Option(help="P1: at most N instances (jobs queue FCFS).")] = None,
     merge: Annotated[bool, typer.Option("--merge/--per-user", help="P2: one pool, or instances per user.")] = True,
     keepalive: Annotated[str | None, typer.Option(help="P3: fixed:P, idle:P or load:P[:WINDOW_S].")] = None,
@@ -69,7 +71,9 @@ def cluster_cmd(
         raise typer.BadParameter(str(e)) from e
     started = time.perf_counter()
     try:
-        jobs = workload_of(trace, scale if synthetic else None, limit, seed)
+        if volumes is not None and trace is None:
+            raise typer.BadParameter("--volumes goes with --trace")
+        jobs = workload_of(trace, scale if synthetic else None, limit, seed, None if volumes is None else str(volumes))
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e

@@ -8,6 +8,7 @@ described as data (a TOML file for ``cloudbroker cluster sweep``)::
     [workload]                  # trace = "LPC-EGEE" (path or registry name) or synthetic = 2.0
     trace = "LPC-EGEE"
     limit = 20000               # first jobs only (optional)
+    volumes = "bytes.csv"       # per-job bytes (optional; workloads/volumes.py), else the volume model
     [base]                      # settings every cell shares (names as the CLI's options)
     boot_s = 0
     [[family]]                  # one policy family: the product of its lists, over the base
@@ -38,6 +39,7 @@ from workloads.bursty import bursty_workload
 from workloads.cache import load_trace
 from workloads.htc import HtcJobs, htc_view
 from workloads.pricebooks import load_price_book
+from workloads.volumes import read_volumes, with_volumes
 
 SETTINGS = ("cap", "merge", "keepalive", "idle_timeout_min", "delay_min", "burst_ratio", "wait_next_hour_min",
             "charging", "boot_s")
@@ -75,11 +77,16 @@ def site_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> Cloud
 
 
 @functools.lru_cache(maxsize=4)
-def workload_of(trace: str | None, synthetic: float | None, limit: int | None, seed: int) -> HtcJobs:
-    """The jobs of a cell (cached per process: the cells of a sweep share a few workloads)."""
+def workload_of(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
+                volumes: str | None = None) -> HtcJobs:
+    """The jobs of a cell (cached per process: the cells of a sweep share a few workloads).
+
+    ``volumes``: a CSV of per-job bytes (:mod:`workloads.volumes`) used instead of the volume model.
+    """
     if trace is not None:
         swf = load_trace(trace)
-        jobs, _ = htc_view(swf.frame, origin=swf.header.unix_start_time or 0, seed=seed)
+        frame = swf.frame if volumes is None else with_volumes(swf.frame, read_volumes(volumes))
+        jobs, _ = htc_view(frame, origin=swf.header.unix_start_time or 0, seed=seed)
     else:
         jobs, _ = htc_view(bursty_workload(synthetic or 1.0, seed=seed), seed=seed)
     return jobs.head(limit) if limit else jobs
@@ -92,7 +99,7 @@ def cluster_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     ``price_book``; ``seed`` drives the keep-alive draws.
     """
     w = config["workload"]
-    jobs = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)))
+    jobs = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"))
     result = simulate_cluster(jobs, policy_of(config), site_of(config, config.get("price_book", CLUSTER_BOOK)),
                               seed=seed)
     return result.summary()

@@ -9,7 +9,9 @@ into HTC work:
 - **Width** (``parallel``): ``"one"`` (default) runs every job on one instance, whatever its
   processor count (field 5, else 8) — the job becomes one HTC task; ``"expand"`` turns a job of
   ``p`` processors into ``p`` one-instance tasks with the same submit and run time and user.
-- **Volumes**: a frame with ``input_bytes`` / ``output_bytes`` columns supplies them; otherwise
+- **Volumes**: a frame with ``input_bytes`` / ``output_bytes`` columns supplies them (a volumes
+  file joined by :func:`workloads.volumes.with_volumes`; jobs without volumes are removed and
+  counted); otherwise
   :class:`VolumeModel` draws them, seeded, per job (see its docstring for where its defaults
   come from).
 
@@ -129,7 +131,7 @@ def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "
         "submit time unknown": trace["submit_time"].isna(),
         "run time unknown or < 0": trace["run_time"].isna() | (trace["run_time"] < 0),
         "cancelled by the user (status 5)": (trace["status"] == STATUS_CANCELLED) & drop_cancelled,
-        "data volume unknown or < 0": pd.Series(~(bytes_in >= 0) | ~(bytes_out >= 0), index=trace.index),
+        "no data volume (or < 0)": pd.Series(~(bytes_in >= 0) | ~(bytes_out >= 0), index=trace.index),
     }
     keep = np.ones(len(trace), dtype=bool)
     removed = {}
