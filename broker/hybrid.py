@@ -49,6 +49,7 @@ class HybridSite:
     done: list[tuple[float, int, int]] = field(default_factory=list)  # (end, job, site)
     log: list[tuple[int, float, int]] = field(default_factory=list)  # (job, start, site) since the last drain
     peak_cloud: int = 0
+    need: float = math.inf  # the smallest cap that would have let a blocked transfer go (since reset)
 
     @classmethod
     def empty(cls, jobs: RigidJobs, m: int, discipline: Discipline = "easy") -> HybridSite:
@@ -64,15 +65,21 @@ class HybridSite:
     def copy(self) -> HybridSite:
         """An independent copy (the job list is shared, never changed)."""
         return HybridSite(self.cluster.copy(), self.now, self.next_job, self.cloud_used, self.wait_s, self.cloud_cpu_s,
-                          list(self.done), list(self.log), self.peak_cloud)
+                          list(self.done), list(self.log), self.peak_cloud, self.need)
 
     def finished(self) -> bool:
         """Every job submitted and ended."""
         return self.next_job >= len(self.jobs) and not self.done and not self.cluster.queue
 
-    def run(self, until: float, cap: float) -> None:
-        """Advance to ``until`` with cloud cap ``cap`` (``math.inf``: unbounded), a pass at ``until`` included."""
+    def run(self, until: float, cap: float, batches: list[tuple[float, int]] | None = None) -> None:
+        """Advance to ``until`` with cloud cap ``cap`` (``math.inf``: unbounded), a pass at ``until`` included.
+
+        ``batches`` receives ``(time, cloud nodes in use)`` after the first pass and after each
+        batch of events up to ``until`` (the pass at ``until`` itself is not listed).
+        """
         self._pass(cap)
+        if batches is not None:
+            batches.append((self.now, self.cloud_used))
         submit = self.jobs.submit
         n = len(submit)
         while True:
@@ -83,6 +90,8 @@ class HybridSite:
             self._advance(t_next)
             self._events(t_next)
             self._pass(cap)
+            if batches is not None:
+                batches.append((t_next, self.cloud_used))
         if until < math.inf:
             self._advance(until)
             self._pass(cap)
@@ -122,6 +131,8 @@ class HybridSite:
                     self.peak_cloud = max(self.peak_cloud, self.cloud_used)
                     self._started(job, now + float(runtime[job]), CLOUD)
                     took_head |= k == 0
+                elif self.cloud_used + p < self.need:
+                    self.need = self.cloud_used + p
             if not (took_head and self.cluster.queue):
                 return
 

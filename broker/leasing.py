@@ -14,10 +14,13 @@ the next step's cap (the paper's §3.2: "the clone of the previous chosen action
 the new clones"). The clone of the best ``V`` of the step does *not* continue: that would choose
 with hindsight of the step's own jobs.
 
-Clones that cannot differ are not simulated twice: with the cap unbounded, the cloud never holds
-more than ``peak`` nodes during the step, so every ``V >= peak`` gives exactly the unbounded run.
-The paper's own remedy for the cost of evaluating every ``V``, epsilon-greedy evaluation, runs the
-greedy ``V``, ``V = 0``, every ``V >= peak`` (free) and ``k`` others drawn at random each step.
+Clones share the work they have in common (:func:`_shared_clones`): with the cap unbounded the
+cloud never holds more than ``peak`` nodes during the step, so every ``V >= peak`` is the unbounded
+run; a cap ``V`` below it follows the unbounded run until its first batch of events that used more
+than ``V`` nodes and is simulated only from there; and caps that would take the same decisions as a
+simulated clone (no blocked transfer that the larger cap would let go) are that clone. The paper's
+own remedy for the cost of evaluating every ``V``, epsilon-greedy evaluation, runs the greedy
+``V``, ``V = 0``, the unbounded clone and ``k`` others drawn at random each step.
 """
 
 from __future__ import annotations
@@ -78,36 +81,70 @@ def learn_step(site: HybridSite, until: float, learner: QLearner, candidates: Se
                share: bool = True) -> StepOutcome:
     """Run the step under ``cap`` and a clone per candidate ``V``; update ``learner``; next cap = its greedy V.
 
-    ``share=False`` simulates every candidate, even those the unbounded clone shows cannot differ
-    from it (the naive cost the paper names; kept for tests and benchmarks).
+    ``share=False`` simulates every candidate from the step's start (the naive cost the paper names;
+    kept for tests and benchmarks); the shared evaluation gives exactly the same clones.
     """
+    batches: list[tuple[float, int]] = []
     unbounded = _clone(site)
-    unbounded.run(until, math.inf)
-    zero = _clone(site)
-    zero.run(until, 0)
-    twt_ref, c_ref = zero.wait_s - site.wait_s, unbounded.cloud_cpu_s - site.cloud_cpu_s
-    clones: dict[int, HybridSite] = {0: zero}
-    simulated = 2
-    free = set(range(unbounded.peak_cloud, learner.m + 1)) if share else set()
-    for v in sorted({*candidates, cap} | free):
-        if v in clones:
-            continue
-        if share and v >= unbounded.peak_cloud:
-            clones[v] = unbounded
-            continue
-        clone = _clone(site)
-        clone.run(until, v)
-        clones[v] = clone
-        simulated += 1
+    unbounded.run(until, math.inf, batches)
+    # every V at or above the unbounded peak is the unbounded run: evaluated for free
+    wanted = sorted({0, *candidates, cap, *range(unbounded.peak_cloud, learner.m + 1)})
+    clones = _shared_clones(site, until, wanted, unbounded, batches) if share else _every_clone(site, until, wanted)
+    twt_ref, c_ref = clones[0].wait_s - site.wait_s, unbounded.cloud_cpu_s - site.cloud_cpu_s
     balances = {v: balance(c.wait_s - site.wait_s, c.cloud_cpu_s - site.cloud_cpu_s, twt_ref, c_ref).balance
                 for v, c in clones.items()}
     chosen = learner.update(rewards_of(balances))
+    simulated = 1 + len({id(c) for c in clones.values()} - {id(unbounded)})
     return StepOutcome(chosen, clones[cap], simulated)
+
+
+def _every_clone(site: HybridSite, until: float, wanted: Sequence[int]) -> dict[int, HybridSite]:
+    clones = {v: _clone(site) for v in wanted}
+    for v, clone in clones.items():
+        clone.run(until, v)
+    return clones
+
+
+def _shared_clones(site: HybridSite, until: float, wanted: Sequence[int], unbounded: HybridSite,
+                   batches: list[tuple[float, int]]) -> dict[int, HybridSite]:
+    """The clones of ``wanted`` caps, each simulated only where it can differ from another.
+
+    The unbounded clone (run first) lists the cloud nodes in use after each batch of events. A cap
+    ``V`` follows it exactly until the first batch that used more than ``V`` nodes, so its clone
+    starts from the unbounded run's state just before that batch (a walker replays the unbounded run
+    up to each such point). Caps at or above the unbounded peak are the unbounded clone. A clone run
+    under ``V`` also records the smallest cap that would have let one of its blocked transfers go
+    (``need``): every cap in ``[V, need)`` takes the same decisions, so shares the clone.
+    """
+    clones: dict[int, HybridSite] = {}
+    usage = [u for _, u in batches]
+    walker: HybridSite | None = None
+    last: HybridSite | None = None
+    k = 0
+    for v in wanted:
+        if v >= unbounded.peak_cloud:
+            clones[v] = unbounded
+            continue
+        if last is not None and v < last.need:
+            clones[v] = last
+            continue
+        while usage[k] <= v:
+            k += 1
+        if k == 0:
+            clone = _clone(site)
+        else:
+            if walker is None:
+                walker = _clone(site)
+            walker.run(batches[k - 1][0], math.inf)
+            clone = walker.copy()
+        clone.run(until, v)
+        clones[v] = last = clone
+    return clones
 
 
 def _clone(site: HybridSite) -> HybridSite:
     clone = site.copy()
-    clone.log, clone.peak_cloud = [], clone.cloud_used
+    clone.log, clone.peak_cloud, clone.need = [], clone.cloud_used, math.inf
     return clone
 
 

@@ -72,14 +72,21 @@ def test_q_values_follow_the_paper_update() -> None:
     assert rewards_of({0: 2.0, 1: 2.0}) == {0: 1.0, 1: 1.0}
 
 
-def test_shared_clones_give_the_same_step_as_simulating_every_v() -> None:
-    rng = np.random.default_rng(5)
-    n = 400
-    jobs = rigid(np.sort(rng.integers(0, 3 * 86400, n)), rng.integers(60, 30000, n), rng.integers(1, 17, n))
-    shared, naive = run_policy(jobs, 16, "qlearning"), run_policy(jobs, 16, "qlearning", share=False)
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("policy", ["qlearning", "epsilon"])
+def test_shared_clones_give_the_same_run_as_simulating_every_v(seed: int, policy: str) -> None:
+    rng = np.random.default_rng(seed)
+    n, m = 400, 16
+    widths = rng.integers(1, 17, n) if seed % 2 else rng.choice([1, 1, 1, 2, 4, 16], n)
+    jobs = rigid(np.sort(rng.integers(0, 3 * 86400, n)), rng.integers(60, 30000, n), widths)
+    step = 86400.0 if seed < 3 else 7200.0
+    shared = run_policy(jobs, m, policy, step=step, seed=seed)
+    naive = run_policy(jobs, m, policy, step=step, seed=seed, share=False)
     assert shared.result.caps == naive.result.caps
-    np.testing.assert_allclose(shared.q, naive.q)
-    assert shared.result.twt == naive.result.twt and shared.result.cost == naive.result.cost
+    assert np.array_equal(shared.q, naive.q)
+    assert shared.cumulative == naive.cumulative
+    assert np.array_equal(shared.result.start, naive.result.start)
+    assert np.array_equal(shared.result.site, naive.result.site)
     assert shared.simulated <= naive.simulated
 
 
