@@ -20,7 +20,8 @@ run; a cap ``V`` below it follows the unbounded run until its first batch of eve
 than ``V`` nodes and is simulated only from there; and caps that would take the same decisions as a
 simulated clone (no blocked transfer that the larger cap would let go) are that clone. The paper's
 own remedy for the cost of evaluating every ``V``, epsilon-greedy evaluation, runs the greedy
-``V``, ``V = 0``, the unbounded clone and ``k`` others drawn at random each step.
+``V``, ``V = 0``, every ``V`` at or above the unbounded peak (free) and ``k`` others drawn at
+random each step.
 """
 
 from __future__ import annotations
