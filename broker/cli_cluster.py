@@ -121,10 +121,8 @@ def cluster_sweep_cmd(
     table.to_csv(out_dir / "table.csv", index=False)
     name = data.get("name", spec.stem)
     plots.pareto(table, title=f"{name}: cost against overhead").savefig(out_dir / "pareto.png", dpi=110)
-    capped = table.dropna(subset=["benefit_bc"])
-    if len(capped):
-        plots.cap_benefit(capped["cap"].to_numpy(dtype=float), capped["benefit_bc"].to_numpy(),
-                          title=f"{name}: B_c").savefig(out_dir / "cap_benefit.png", dpi=110)
+    if table["benefit_bc"].notna().any():
+        plots.cap_benefit(table, title=f"{name}: B_c").savefig(out_dir / "cap_benefit.png", dpi=110)
     if as_json:
         typer.echo(table.to_json(orient="records"))
         return
@@ -140,14 +138,19 @@ def cluster_sweep_cmd(
 
 
 def with_benefit(table: pd.DataFrame) -> pd.DataFrame:
-    """Add ``benefit_bc`` (equation 7) along the caps of cells that differ only in their cap."""
+    """Add ``benefit_bc`` (equation 7) along the caps of cells that differ only in their cap.
+
+    ``bc_group`` names each such series: its family and the settings that are not its cap.
+    """
     table = table.copy()
-    table["benefit_bc"] = np.nan
+    table["benefit_bc"], table["bc_group"] = np.nan, None
     others = [k for k in SETTINGS if k != "cap"]
     capped = table[table["cap"].map(lambda c: c not in (None, "none") and not pd.isna(c))]
-    keys = capped[["family", *others]].apply(lambda row: "|".join(map(str, row)), axis=1)
-    for _, rows in capped.groupby(keys):
+    labels = capped.apply(lambda row: ", ".join([str(row["family"])] + [
+        f"{k}={row[k]}" for k in others if row[k] is not None and not pd.isna(row[k])]), axis=1)
+    for label, rows in capped.groupby(labels, sort=False):
         if len(rows) > 1:
             table.loc[rows.index, "benefit_bc"] = cap_benefit(rows["cap"].astype(float), rows["cost"],
                                                               rows["mean_overhead_s"])
+            table.loc[rows.index, "bc_group"] = label
     return table

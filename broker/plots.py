@@ -63,12 +63,16 @@ def pareto(table: pd.DataFrame, *, title: str = "") -> Figure:
     return fig
 
 
-def cap_benefit(caps: np.ndarray, benefit: np.ndarray, *, title: str = "") -> Figure:
-    """``B_c`` against the cap (equation 7): dollars per second of mean overhead saved."""
+def cap_benefit(table: pd.DataFrame, *, title: str = "") -> Figure:
+    """``B_c`` against the cap (equation 7), one line per ``bc_group``: dollars per second of mean overhead saved."""
     fig = Figure(figsize=(7, 3.5), layout="constrained")
     ax = fig.add_subplot()
-    ax.plot(caps, benefit, marker="o")
+    for group, rows in table.dropna(subset=["benefit_bc"]).groupby("bc_group", sort=False):
+        rows = rows.sort_values("cap", key=lambda c: c.astype(float))
+        ax.plot(rows["cap"].astype(float), rows["benefit_bc"], marker="o", label=group)
+    ax.set_yscale("symlog", linthresh=1e-4)
     ax.set_xlabel("maximum instances c")
     ax.set_ylabel("B_c ($ per s of mean overhead)")
+    ax.legend(fontsize="small")
     ax.set_title(title or "benefit of raising the cap")
     return fig
