@@ -147,7 +147,9 @@ class _Cluster:
         self.version: list[int] = []
         self.alive = 0
         self.active = 0
-        self.load_t, self.load_a, self.load_h = [0.0], [0.0], [0.0]  # cumulative active / hired instance-time
+        # cumulative active / hired instance-time at each change, kept only for the Load keep-alive rule
+        self.track_load = policy.keepalive is not None and policy.keepalive.kind == "load"
+        self.load_t, self.load_a, self.load_h = [0.0], [0.0], [0.0]
         self.events: list[tuple[float, int, int, int, int]] = []
         self.timers: set[float] = set()
         self.seq = 0
@@ -169,9 +171,9 @@ class _Cluster:
                 self.provision(t)
 
     def count(self, t: float, d_active: int, d_alive: int) -> None:
-        """Advance the load integrals to ``t``, then change the active / hired counts."""
+        """Advance the load integrals to ``t`` (Load rule only), then change the active / hired counts."""
         last = self.load_t[-1]
-        if t > last:
+        if self.track_load and t > last:
             self.load_a.append(self.load_a[-1] + self.active * (t - last))
             self.load_h.append(self.load_h[-1] + self.alive * (t - last))
             self.load_t.append(t)
