@@ -37,7 +37,7 @@ cluster_app = typer.Typer(help="A cluster run wholly on the cloud (the cloud-clu
 @cluster_app.callback()
 def cluster_cmd(
     ctx: typer.Context,
-    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. LPC-EGEE).")] = None,
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. LPC-EGEE-2004-1.2-cln).")] = None,
     synthetic: Annotated[bool, typer.Option(help="Use the bursty multi-user load instead of a trace.")] = False,
     scale: Annotated[float, typer.Option(help="Load of --synthetic: users x SCALE (the paper's S1-S5).")] = 1.0,
     limit: Annotated[int | None, typer.Option(help="Replay only the first N jobs.")] = None,

@@ -6,7 +6,7 @@ described as data (a TOML file for ``cloudbroker cluster sweep``)::
 
     name = "lpc-egee"
     [workload]                  # trace = "LPC-EGEE" (path or registry name) or synthetic = 2.0
-    trace = "LPC-EGEE"
+    trace = "LPC-EGEE-2004-1.2-cln"
     limit = 20000               # first jobs only (optional)
     volumes = "bytes.csv"       # per-job bytes (optional; workloads/volumes.py), else the volume model
     [base]                      # settings every cell shares (names as the CLI's options)
