@@ -5,7 +5,7 @@ A cell is a pure function of its configuration and seed (:func:`cluster_cell`), 
 described as data (a TOML file for ``cloudbroker cluster sweep``)::
 
     name = "lpc-egee"
-    [workload]                  # trace = "LPC-EGEE" (path or registry name) or synthetic = 2.0
+    [workload]                  # trace = a path or registry name, or synthetic = SCALE
     trace = "LPC-EGEE-2004-1.2-cln"
     limit = 20000               # first jobs only (optional)
     volumes = "bytes.csv"       # per-job bytes (optional; workloads/volumes.py), else the volume model
