@@ -78,3 +78,18 @@ def test_bursty_load_scales_by_users_and_nests():
     first = s3[s3.user_id <= 10].reset_index(drop=True)
     assert np.array_equal(first.submit_time.to_numpy(), s1.submit_time.to_numpy())
     assert (s1.run_time >= 1).all() and s1.submit_time.is_monotonic_increasing
+
+
+def test_a_cluster_grid_on_dask_matches_loky():
+    from distributed import LocalCluster
+
+    from broker.sweep import cells, run_sweep
+
+    spec = {"workload": {"synthetic": 1.0, "limit": 2000, "seed": 2}, "base": {"boot_s": 120},
+            "family": [{"name": "keep", "keepalive": ["fixed:0.3", "load:0.5"], "cap": [20, "none"]}]}
+    todo = cells(grid(spec), name="cluster-dask-test", root_seed=5, paired=True)
+    on_loky = run_sweep(cluster_cell, todo, backend="loky", n_jobs=2)
+    assert len({r["cost"] for r in on_loky}) == len(todo)  # the cells differ: the comparison means something
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        assert run_sweep(cluster_cell, todo, backend="dask", address=cluster.scheduler_address) == on_loky
