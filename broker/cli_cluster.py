@@ -69,10 +69,10 @@ def cluster_cmd(
         policy, site = policy_of(settings), site_of(settings, price_book)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
+    if volumes is not None and trace is None:
+        raise typer.BadParameter("--volumes goes with --trace")
     started = time.perf_counter()
     try:
-        if volumes is not None and trace is None:
-            raise typer.BadParameter("--volumes goes with --trace")
         jobs = workload_of(trace, scale if synthetic else None, limit, seed, None if volumes is None else str(volumes))
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         err.print(f"[red]error:[/red] {e}")

@@ -19,7 +19,8 @@ described as data (a TOML file for ``cloudbroker cluster sweep``)::
 Settings: ``cap`` (a number, or "none"), ``merge``, ``keepalive`` ("fixed:P" | "idle:P" | "load:P[:WINDOW_S]"),
 ``idle_timeout_min``, ``delay_min``, ``burst_ratio``, ``wait_next_hour_min``, ``charging``
 ("exact" | "wall-clock"), ``boot_s``. Costs use the ``ec2-2013-cluster`` price book unless the
-spec's ``price_book`` names another.
+spec's ``price_book`` names another. Relative paths (trace, volumes) are read from the directory
+the sweep runs in, by every worker: run from the same place, or give absolute paths.
 """
 
 from __future__ import annotations
