@@ -43,6 +43,8 @@ def cluster_cmd(
     limit: Annotated[int | None, typer.Option(help="Replay only the first N jobs.")] = None,
     volumes: Annotated[Path | None, typer.Option(help="CSV job_id,input_bytes,output_bytes for the trace's jobs "
                                                  "(default: the seeded volume model).")] = None,
+    parallel: Annotated[str, typer.Option(help="A trace's parallel jobs: one instance each, or expand into "
+                                          "one-instance tasks per processor.")] = "one",
     cap: Annotated[int | None, typer.Option(help="P1: at most N instances (jobs queue FCFS).")] = None,
     merge: Annotated[bool, typer.Option("--merge/--per-user", help="P2: one pool, or instances per user.")] = True,
     keepalive: Annotated[str | None, typer.Option(help="P3: fixed:P, idle:P or load:P[:WINDOW_S].")] = None,
@@ -73,12 +75,13 @@ def cluster_cmd(
         raise typer.BadParameter("--volumes goes with --trace")
     started = time.perf_counter()
     try:
-        jobs = workload_of(trace, scale if synthetic else None, limit, seed, None if volumes is None else str(volumes))
+        jobs = workload_of(trace, scale if synthetic else None, limit, seed, None if volumes is None else str(volumes),
+                           parallel)
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
     result = simulate_cluster(jobs, policy, site, seed=seed)
-    payload = {"workload": trace or f"synthetic x{scale:g}", **settings, **result.summary(),
+    payload = {"workload": trace or f"synthetic x{scale:g}", "parallel": parallel, **settings, **result.summary(),
                "egress_by_month": {str(np.datetime64(m, "M")): c for m, c in result.egress_by_month.items()},
                "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
     if as_json:

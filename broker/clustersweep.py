@@ -9,6 +9,7 @@ described as data (a TOML file for ``cloudbroker cluster sweep``)::
     trace = "LPC-EGEE-2004-1.2-cln"
     limit = 20000               # first jobs only (optional)
     volumes = "bytes.csv"       # per-job bytes (optional; workloads/volumes.py), else the volume model
+    parallel = "one"            # or "expand": a p-processor job becomes p one-instance tasks
     [base]                      # settings every cell shares (names as the CLI's options)
     boot_s = 0
     [[family]]                  # one policy family: the product of its lists, over the base
@@ -38,7 +39,7 @@ from broker.cloudcluster import CloudSite, simulate_cluster
 from broker.clusterpolicy import ClusterPolicy, KeepAlive, StartRule
 from workloads.bursty import bursty_workload
 from workloads.cache import load_trace
-from workloads.htc import HtcJobs, htc_view
+from workloads.htc import HtcJobs, Parallel, htc_view
 from workloads.pricebooks import load_price_book
 from workloads.volumes import read_volumes, with_volumes
 
@@ -79,15 +80,19 @@ def site_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> Cloud
 
 @functools.lru_cache(maxsize=4)
 def workload_of(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
-                volumes: str | None = None) -> HtcJobs:
+                volumes: str | None = None, parallel: str = "one") -> HtcJobs:
     """The jobs of a cell (cached per process: the cells of a sweep share a few workloads).
 
-    ``volumes``: a CSV of per-job bytes (:mod:`workloads.volumes`) used instead of the volume model.
+    ``volumes``: a CSV of per-job bytes (:mod:`workloads.volumes`) used instead of the volume model;
+    ``parallel``: "one" instance per job, or "expand" a p-processor job into p one-instance tasks.
     """
+    if parallel not in ("one", "expand"):
+        raise ValueError(f"parallel must be 'one' or 'expand', got {parallel!r}")
+    mode: Parallel = "one" if parallel == "one" else "expand"
     if trace is not None:
         swf = load_trace(trace)
         frame = swf.frame if volumes is None else with_volumes(swf.frame, read_volumes(volumes))
-        jobs, _ = htc_view(frame, origin=swf.header.unix_start_time or 0, seed=seed)
+        jobs, _ = htc_view(frame, origin=swf.header.unix_start_time or 0, seed=seed, parallel=mode)
     else:
         jobs, _ = htc_view(bursty_workload(synthetic or 1.0, seed=seed), seed=seed)
     return jobs.head(limit) if limit else jobs
@@ -100,7 +105,8 @@ def cluster_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     ``price_book``; ``seed`` drives the keep-alive draws.
     """
     w = config["workload"]
-    jobs = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"))
+    jobs = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"),
+                       w.get("parallel", "one"))
     result = simulate_cluster(jobs, policy_of(config), site_of(config, config.get("price_book", CLUSTER_BOOK)),
                               seed=seed)
     return result.summary()

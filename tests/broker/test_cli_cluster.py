@@ -45,7 +45,12 @@ def test_real_trace_and_errors():
     payload = run_json("--trace", str(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz")), "--limit", "2000",
                        "--idle-timeout", "10")
     assert payload["jobs"] == 2000 and payload["egress_by_month"]
-    for args in (["--synthetic", "--keepalive", "sometimes"], ["--synthetic", "--cap", "0"], [],
+    one = run_json("--trace", str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "--limit", "500")
+    expanded = run_json("--trace", str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "--limit", "500",
+                        "--parallel", "expand")
+    assert expanded["parallel"] == "expand" and expanded["jobs"] == 500
+    assert expanded["peak_instances"] > one["peak_instances"]  # the first 500 tasks come from fewer, wider jobs
+    for args in (["--synthetic", "--keepalive", "sometimes"], ["--synthetic", "--parallel", "many"], ["--synthetic", "--cap", "0"], [],
                  ["--synthetic", "--trace", "x"], ["--synthetic", "--charging", "hourly"],
                  ["--synthetic", "--idle-timeout", "5", "--keepalive", "fixed:0.2"]):
         result = runner.invoke(app, ["cluster", *args])
