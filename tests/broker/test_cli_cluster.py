@@ -50,7 +50,8 @@ def test_real_trace_and_errors():
                         "--parallel", "expand")
     assert expanded["parallel"] == "expand" and expanded["jobs"] == 500
     assert expanded["peak_instances"] > one["peak_instances"]  # the first 500 tasks come from fewer, wider jobs
-    for args in (["--synthetic", "--keepalive", "sometimes"], ["--synthetic", "--parallel", "many"], ["--synthetic", "--cap", "0"], [],
+    for args in (["--synthetic", "--keepalive", "sometimes"], ["--synthetic", "--parallel", "many"],
+                 ["--synthetic", "--cap", "0"], [],
                  ["--synthetic", "--trace", "x"], ["--synthetic", "--charging", "hourly"],
                  ["--synthetic", "--idle-timeout", "5", "--keepalive", "fixed:0.2"]):
         result = runner.invoke(app, ["cluster", *args])
