@@ -28,6 +28,7 @@ from broker.clustersweep import (
     sweep_table,
     workload_of,
 )
+from broker.reports import write_frames
 from broker.sweep import Backend, cells, run_sweep
 
 cluster_app = typer.Typer(help="A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6).",
@@ -57,6 +58,9 @@ def cluster_cmd(
     boot: Annotated[float, typer.Option(help="Instance boot time (s).")] = 0.0,
     price_book: Annotated[str, typer.Option(help="Price book (instance price and egress tiers).")] = CLUSTER_BOOK,
     seed: Annotated[int, typer.Option(help="Seed of the data volumes and keep-alive draws.")] = 0,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs, instances and per-user bill tables "
+                                                 "and summary.json here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Replay a trace (or the synthetic load) on a cloud cluster; `cluster sweep SPEC.toml` for grids."""
@@ -73,6 +77,8 @@ def cluster_cmd(
         raise typer.BadParameter(str(e)) from e
     if volumes is not None and trace is None:
         raise typer.BadParameter("--volumes goes with --trace")
+    if fmt not in ("parquet", "csv"):
+        raise typer.BadParameter("--format must be parquet or csv")
     started = time.perf_counter()
     try:
         jobs = workload_of(trace, scale if synthetic else None, limit, seed, None if volumes is None else str(volumes),
@@ -84,6 +90,9 @@ def cluster_cmd(
     payload = {"workload": trace or f"synthetic x{scale:g}", "parallel": parallel, **settings, **result.summary(),
                "egress_by_month": {str(np.datetime64(m, "M")): c for m, c in result.egress_by_month.items()},
                "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
+    if out_dir is not None:
+        write_frames({"jobs": result.jobs, "instances": result.ledger, "users": result.users}, payload, out_dir,
+                     fmt="csv" if fmt == "csv" else "parquet")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return

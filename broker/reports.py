@@ -26,6 +26,16 @@ def write_tables(result: RunResult, out: Path, *, fmt: TableFormat = "parquet",
     return [*paths, summary]
 
 
+def write_frames(frames: dict[str, pd.DataFrame], summary: dict[str, Any], out: Path, *,
+                 fmt: TableFormat = "parquet") -> list[Path]:
+    """Write each frame as ``<name>.<fmt>`` and ``summary.json`` into ``out``; returns the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [_write(frame, out / f"{name}.{fmt}", fmt) for name, frame in frames.items()]
+    path = out / "summary.json"
+    path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return [*paths, path]
+
+
 def _write(frame: pd.DataFrame, path: Path, fmt: TableFormat) -> Path:
     if fmt == "parquet":
         frame.to_parquet(path, index=False)

@@ -30,6 +30,14 @@ def test_synthetic_json_has_the_bill_and_the_overheads():
     assert without_timing(again) == without_timing(payload)
 
 
+def test_out_writes_jobs_instances_and_the_per_user_bill(tmp_path):
+    payload = run_json("--synthetic", "--limit", "1500", "--out", str(tmp_path), "--format", "csv")
+    jobs, inst, users = (pd.read_csv(tmp_path / f"{n}.csv") for n in ("jobs", "instances", "users"))
+    assert len(jobs) == 1500 and inst["units"].sum() == payload["instance_hours"]
+    assert abs(users["cost"].sum() - payload["cost"]) < 1e-6
+    assert json.loads((tmp_path / "summary.json").read_text())["cost"] == payload["cost"]
+
+
 def test_options_change_the_run_as_documented():
     base = run_json("--synthetic", "--limit", "3000", "--boot", "120")
     kept = run_json("--synthetic", "--limit", "3000", "--boot", "120", "--keepalive", "fixed:0.5")
