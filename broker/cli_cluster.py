@@ -20,7 +20,6 @@ from broker.clustersweep import (
     CLUSTER_BOOK,
     SETTINGS,
     SpecError,
-    cap_benefit,
     cluster_cell,
     grid,
     policy_of,
@@ -128,7 +127,7 @@ def cluster_sweep_cmd(
     with bar("cells", len(todo), quiet=not err.is_terminal) as progress:
         results = run_sweep(cluster_cell, todo, store=store, backend=cast(Backend, backend), n_jobs=n_jobs,
                             address=scheduler, progress=progress)
-    table = with_benefit(sweep_table(configs, results))
+    table = sweep_table(configs, results)
     out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "table.csv", index=False)
     name = data.get("name", spec.stem)
@@ -148,21 +147,3 @@ def cluster_sweep_cmd(
                   f"{row['egress_cost']:,.2f}", f"{row['mean_overhead_s']:,.1f}", "*" if row["pareto"] else "")
     out.print(t)
 
-
-def with_benefit(table: pd.DataFrame) -> pd.DataFrame:
-    """Add ``benefit_bc`` (equation 7) along the caps of cells that differ only in their cap.
-
-    ``bc_group`` names each such series: its family and the settings that are not its cap.
-    """
-    table = table.copy()
-    table["benefit_bc"], table["bc_group"] = np.nan, None
-    others = [k for k in SETTINGS if k != "cap"]
-    capped = table[table["cap"].map(lambda c: c not in (None, "none") and not pd.isna(c))]
-    labels = capped.apply(lambda row: ", ".join([str(row["family"])] + [
-        f"{k}={row[k]}" for k in others if row[k] is not None and not pd.isna(row[k])]), axis=1)
-    for label, rows in capped.groupby(labels, sort=False):
-        if len(rows) > 1:
-            table.loc[rows.index, "benefit_bc"] = cap_benefit(rows["cap"].astype(float), rows["cost"],
-                                                              rows["mean_overhead_s"])
-            table.loc[rows.index, "bc_group"] = label
-    return table

@@ -170,9 +170,31 @@ def cap_benefit(caps: ArrayLike, cost: ArrayLike, overhead: ArrayLike) -> np.nda
 
 
 def sweep_table(configs: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per cell: family, settings, summary figures, and ``pareto`` (on the front of all cells)."""
+    """One row per cell: family, settings and summary figures.
+
+    Adds ``pareto`` (on the front of all cells) and ``benefit_bc`` / ``bc_group`` (:func:`with_benefit`).
+    """
     rows = [{"family": c["family"], **{k: c.get(k) for k in SETTINGS}, **r} for c, r in zip(configs, results,
                                                                                            strict=True)]
     table = pd.DataFrame(rows)
     table["pareto"] = pareto_front(table["cost"], table["mean_overhead_s"]) if len(table) else []
+    return with_benefit(table)
+
+
+def with_benefit(table: pd.DataFrame) -> pd.DataFrame:
+    """Add ``benefit_bc`` (equation 7) along the caps of cells that differ only in their cap.
+
+    ``bc_group`` names each such series: its family and the settings that are not its cap.
+    """
+    table = table.copy()
+    table["benefit_bc"], table["bc_group"] = np.nan, None
+    others = [k for k in SETTINGS if k != "cap"]
+    capped = table[table["cap"].map(lambda c: c not in (None, "none") and not pd.isna(c))]
+    labels = capped.apply(lambda row: ", ".join([str(row["family"])] + [
+        f"{k}={row[k]}" for k in others if row[k] is not None and not pd.isna(row[k])]), axis=1)
+    for label, rows in capped.groupby(labels, sort=False):
+        if len(rows) > 1:
+            table.loc[rows.index, "benefit_bc"] = cap_benefit(rows["cap"].astype(float), rows["cost"],
+                                                              rows["mean_overhead_s"])
+            table.loc[rows.index, "bc_group"] = label
     return table

@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from workloads.jobs import STATUS_CANCELLED, FilterReport
+from workloads.jobs import STATUS_CANCELLED, FilterReport, check_rows, filter_rows
 
 Parallel = Literal["one", "expand"]
 MB = 1e6
@@ -86,12 +86,7 @@ class HtcJobs:
     origin: float = 0.0
 
     def __post_init__(self) -> None:
-        n = len(self.submit)
-        for name in ("runtime", "user", "input_bytes", "output_bytes"):
-            if len(getattr(self, name)) != n:
-                raise ValueError(f"HtcJobs.{name} has {len(getattr(self, name))} rows, expected {n}")
-        if n and np.any(np.diff(self.submit) < 0):
-            raise ValueError("HtcJobs.submit must be sorted")
+        n = check_rows(self, "submit", ("runtime", "user", "input_bytes", "output_bytes"))
         if n and (np.any(self.runtime < 0) or np.any(self.input_bytes < 0) or np.any(self.output_bytes < 0)):
             raise ValueError("HtcJobs need non-negative run times and byte counts")
 
@@ -102,12 +97,6 @@ class HtcJobs:
         """The first ``n`` jobs."""
         return HtcJobs(self.submit[:n], self.runtime[:n], self.user[:n], self.input_bytes[:n],
                        self.output_bytes[:n], self.users, self.origin)
-
-    def frame(self) -> pd.DataFrame:
-        """The jobs as a DataFrame (user as the trace's user id)."""
-        ids = np.asarray(self.users)[self.user] if len(self.users) else self.user
-        return pd.DataFrame({"submit": self.submit, "runtime": self.runtime, "user": ids,
-                             "input_bytes": self.input_bytes, "output_bytes": self.output_bytes})
 
 
 def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "one",
@@ -133,12 +122,7 @@ def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "
         "cancelled by the user (status 5)": (trace["status"] == STATUS_CANCELLED) & drop_cancelled,
         "no data volume (or < 0)": pd.Series(~(bytes_in >= 0) | ~(bytes_out >= 0), index=trace.index),
     }
-    keep = np.ones(len(trace), dtype=bool)
-    removed = {}
-    for why, bad in checks.items():
-        hit = bad.to_numpy(dtype=bool, na_value=False) & keep
-        removed[why] = int(hit.sum())
-        keep &= ~hit
+    keep, removed = filter_rows(checks, len(trace))
     kept = trace[keep]
     user_ids = kept["user_id"].fillna(-1).to_numpy(dtype=np.int64)
     flagged = {"with unknown user (one shared user)": int((user_ids == -1).sum())}

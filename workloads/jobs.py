@@ -50,12 +50,8 @@ class JobTable:
     source: str = ""
 
     def __post_init__(self) -> None:
-        n = len(self.job_id)
-        for name in ("arrival", "runtime", "r", "user"):
-            if len(getattr(self, name)) != n:
-                raise ValueError(f"JobTable.{name} has {len(getattr(self, name))} rows, expected {n}")
-        if n and np.any(np.diff(self.arrival) < 0):
-            raise ValueError("JobTable.arrival must be sorted; build tables with JobTable.from_arrays")
+        n = check_rows(self, "job_id", ("arrival", "runtime", "r", "user"), ordered="arrival",
+                       hint="; build tables with JobTable.from_arrays")
         if n and np.any(self.runtime <= 0):
             raise ValueError("JobTable.runtime must be strictly positive (see workloads.jobs.job_view)")
 
@@ -126,6 +122,39 @@ class JobTable:
                 "user": self.user,
             }
         )
+
+
+def check_rows(table: object, key: str, columns: tuple[str, ...], *, ordered: str | None = None,
+               hint: str = "") -> int:
+    """The row count of ``table``'s ``key`` column, after checking its other columns and order.
+
+    Every column in ``columns`` must have as many rows, and ``ordered`` (default: ``key``) must be
+    sorted; a ValueError names the column that is not.
+    """
+    kind = type(table).__name__
+    n = len(getattr(table, key))
+    for name in columns:
+        if len(getattr(table, name)) != n:
+            raise ValueError(f"{kind}.{name} has {len(getattr(table, name))} rows, expected {n}")
+    ordered = ordered or key
+    if n and np.any(np.diff(getattr(table, ordered)) < 0):
+        raise ValueError(f"{kind}.{ordered} must be sorted{hint}")
+    return n
+
+
+def filter_rows(checks: dict[str, pd.Series], n: int) -> tuple[np.ndarray, dict[str, int]]:
+    """Apply ``checks`` (reason -> rows to remove) in order to ``n`` rows.
+
+    Returns the kept mask and, per reason, how many of the rows the earlier reasons kept it removed
+    (an unknown value does not remove a row).
+    """
+    keep = np.ones(n, dtype=bool)
+    removed = {}
+    for why, bad in checks.items():
+        hit = bad.to_numpy(dtype=bool, na_value=False) & keep
+        removed[why] = int(hit.sum())
+        keep &= ~hit
+    return keep, removed
 
 
 @dataclass(frozen=True, slots=True)

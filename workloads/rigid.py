@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workloads.jobs import FilterReport
+from workloads.jobs import FilterReport, check_rows, filter_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +27,7 @@ class RigidJobs:
     nodes: np.ndarray
 
     def __post_init__(self) -> None:
-        n = len(self.submit)
-        for name in ("runtime", "estimate", "nodes"):
-            if len(getattr(self, name)) != n:
-                raise ValueError(f"RigidJobs.{name} has {len(getattr(self, name))} rows, expected {n}")
-        if n and np.any(np.diff(self.submit) < 0):
-            raise ValueError("RigidJobs.submit must be sorted")
+        n = check_rows(self, "submit", ("runtime", "estimate", "nodes"))
         if n and (np.any(self.nodes < 1) or np.any(self.runtime < 0) or np.any(self.estimate < 0)):
             raise ValueError("RigidJobs need nodes >= 1 and non-negative run times and estimates")
 
@@ -49,12 +44,7 @@ def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterRep
         "processors unknown": width.isna() | (width <= 0),
         f"wider than {nodes} nodes": width > nodes,
     }
-    keep = np.ones(len(trace), dtype=bool)
-    removed = {}
-    for why, bad in checks.items():
-        hit = bad.to_numpy(dtype=bool, na_value=False) & keep
-        removed[why] = int(hit.sum())
-        keep &= ~hit
+    keep, removed = filter_rows(checks, len(trace))
     kept = trace[keep]
     estimate = kept["requested_time"].where(kept["requested_time"] > 0, kept["run_time"])
     flagged = {"requested time unknown (run time used)": int((~(kept["requested_time"] > 0)).sum())}
