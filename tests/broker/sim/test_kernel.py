@@ -1,0 +1,142 @@
+"""The kernel: same-instant order, cancel, pause and resume, run(until), copies, ticks that skip empty ones."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from broker.sim.kernel import Kernel, Ticker
+
+
+class Log:
+    """A world of three kinds that writes down what it handles; kind 1 pauses when told to."""
+
+    def __init__(self, pause_on: object = None) -> None:
+        self.seen: list[tuple[float, int, Any]] = []
+        self.pause_on = pause_on
+        self.handlers = [self._make(k) for k in range(3)]
+
+    def _make(self, kind: int) -> Any:
+        def handle(t: float, payload: Any) -> bool:
+            self.seen.append((t, kind, payload))
+            return payload == self.pause_on
+        return handle
+
+
+def test_same_instant_events_go_by_kind_then_by_scheduling_order() -> None:
+    k, w = Kernel(), Log()
+    k.schedule(5.0, 2, "deadline")
+    k.schedule(5.0, 1, "tick-a")
+    k.schedule(5.0, 0, "departure")
+    k.schedule(5.0, 1, "tick-b")
+    k.schedule(4.0, 2, "earlier")
+    assert k.run(w.handlers) is False
+    assert w.seen == [(4.0, 2, "earlier"), (5.0, 0, "departure"), (5.0, 1, "tick-a"), (5.0, 1, "tick-b"),
+                      (5.0, 2, "deadline")]
+    assert k.now == 5.0 and k.popped == 5 and len(k) == 0
+
+
+def test_a_handler_may_schedule_at_the_current_instant_but_not_before() -> None:
+    k = Kernel()
+    seen: list[str] = []
+
+    def first(t: float, _: Any) -> None:
+        seen.append("first")
+        k.schedule(t, 0, None)  # same instant, same kind: after everything already pending at (t, 0)
+
+    handlers = [lambda t, p: seen.append(p), first]
+    k.schedule(1.0, 1, None)
+    k.schedule(1.0, 0, "dep")
+    k.run(handlers)
+    assert seen == ["dep", "first", None]
+    with pytest.raises(ValueError, match="before the current time"):
+        k.schedule(0.5, 0)
+
+
+def test_cancelled_events_are_skipped_but_counted() -> None:
+    k, w = Kernel(), Log()
+    a = k.schedule(1.0, 0, "a")
+    k.schedule(2.0, 0, "b")
+    k.cancel(a)
+    assert k.peek() == 2.0 and k.popped == 1
+    k.run(w.handlers)
+    assert w.seen == [(2.0, 0, "b")] and k.popped == 2
+
+
+def test_pause_and_resume_at_a_decision_point() -> None:
+    k, w = Kernel(), Log(pause_on="decide")
+    for t, kind, p in [(1.0, 0, "x"), (2.0, 1, "decide"), (2.0, 2, "after"), (3.0, 0, "y")]:
+        k.schedule(t, kind, p)
+    assert k.run(w.handlers) is True
+    assert k.now == 2.0 and [s[2] for s in w.seen] == ["x", "decide"]
+    assert k.run(w.handlers) is False
+    assert [s[2] for s in w.seen] == ["x", "decide", "after", "y"]
+
+
+def test_run_until_handles_events_at_until_and_stops_the_clock_there() -> None:
+    k, w = Kernel(), Log()
+    for t in (1.0, 5.0, 5.0, 9.0):
+        k.schedule(t, 0, t)
+    assert k.run(w.handlers, until=5.0) is False
+    assert [s[0] for s in w.seen] == [1.0, 5.0, 5.0] and k.now == 5.0
+    assert k.run(w.handlers, until=7.5) is False
+    assert k.now == 7.5 and len(w.seen) == 3
+    k.run(w.handlers)
+    assert k.now == 9.0 and len(w.seen) == 4
+
+
+def test_a_copy_runs_on_its_own() -> None:
+    k, w = Kernel(), Log()
+    for t in (1.0, 2.0, 3.0):
+        k.schedule(t, 0, t)
+    k.run(w.handlers, until=1.0)
+    twin, w2 = k.copy(), Log()
+    twin.schedule(2.5, 1, "only in the copy")
+    twin.run(w2.handlers)
+    k.run(w.handlers)
+    assert [s[2] for s in w.seen] == [1.0, 2.0, 3.0]
+    assert [s[2] for s in w2.seen] == [2.0, "only in the copy", 3.0]
+    assert twin.popped == k.popped + 1
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 2)), max_size=40))
+def test_events_come_out_sorted_by_time_kind_and_scheduling_order(events: list[tuple[int, int]]) -> None:
+    k, w = Kernel(), Log()
+    for i, (t, kind) in enumerate(events):
+        k.schedule(float(t), kind, i)
+    k.run(w.handlers)
+    expected = sorted(((float(t), kind, i) for i, (t, kind) in enumerate(events)))
+    assert w.seen == expected
+
+
+def test_ticker_grid_skips_empty_ticks_and_keeps_the_earliest_request() -> None:
+    k = Kernel()
+    ticks: list[float] = []
+    ticker = Ticker(k, 0, 10.0)
+
+    def tick(t: float, _: Any) -> None:
+        ticker.fired(t)
+        ticks.append(t)
+        if t == 10.0:
+            ticker.request(t)  # the same instant again: the next grid point, never the same tick twice
+
+    ticker.request(3.0)      # -> 10
+    ticker.request(25.0)     # later than the pending one: ignored
+    assert ticker.at == 10.0
+    k.run([tick])
+    assert ticks == [10.0, 20.0]
+    ticker.request(55.0)     # -> 60
+    ticker.request(41.0)     # earlier: replaces it (-> 50)
+    k.run([tick])
+    assert ticks == [10.0, 20.0, 50.0]
+    assert k.popped == 4     # the replaced tick at 60 was popped, not handled
+    assert ticker.grid(50.0) == 60.0 and ticker.grid(math.inf) == math.inf
+
+
+def test_ticker_period_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="period"):
+        Ticker(Kernel(), 0, 0.0)

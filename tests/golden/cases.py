@@ -1,0 +1,287 @@
+"""Golden cases: every world on slices of real traces, reduced to numbers and array digests.
+
+The values in ``values.json`` were recorded from main at e8e2e37, before the one-kernel redesign,
+by ``python -m tests.golden.record``; ``test_golden.py`` recomputes every case and asserts the same
+numbers to the last bit. Regenerate only on purpose (a change that is meant to move a number), with
+that script, and say why in the commit.
+
+A case returns a flat ``{name: value}`` of floats, ints, strings and digests; a digest is the first
+16 hex digits of the SHA-256 of an array's float64 bytes, so one start time moved by one ulp fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tests.conftest import trace_path
+
+Observed = dict[str, Any]
+
+
+def digest(values: Any) -> str:
+    """SHA-256 (16 hex digits) of the values as contiguous float64."""
+    array = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    return hashlib.sha256(array.tobytes()).hexdigest()[:16]
+
+
+def frame_digest(frame: pd.DataFrame, columns: list[str]) -> dict[str, str]:
+    """One digest per column (numeric columns; categories by their codes)."""
+    out = {}
+    for col in columns:
+        values = frame[col]
+        if not pd.api.types.is_numeric_dtype(values):
+            values = pd.Series(pd.Categorical(values.astype(str)).codes)
+        out[f"{col}#"] = digest(values.to_numpy(dtype=np.float64, na_value=np.nan))
+    return out
+
+
+# -- workloads (unchanged by the redesign: the bottom of the tree) ----------------------------------------
+
+@cache
+def _swf(name: str) -> Any:
+    from workloads.cache import load_trace
+
+    return load_trace(trace_path(name))
+
+
+LCG = "LCG-2005-1.swf.gz"
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
+SP2 = "SDSC-SP2-1998-4.2-cln.swf.gz"
+EGEE = "LPC-EGEE-2004-1.2-cln.swf.gz"
+
+
+def coh_jobs(name: str, reqs: str, n: int | None, seed: int = 1) -> Any:
+    from workloads.jobs import job_view
+
+    swf = _swf(name)
+    jobs, _ = job_view(swf.frame, reqs=reqs, seed=seed, origin=swf.header.unix_start_time or 0, source=name)
+    return jobs if n is None else jobs.head(n)
+
+
+def rigid_jobs(name: str, m: int, n: int | None = None) -> Any:
+    from workloads.rigid import rigid_view
+
+    jobs, _ = rigid_view(_swf(name).frame, nodes=m)
+    if n is None:
+        return jobs
+    return type(jobs)(**{f: getattr(jobs, f)[:n] for f in ("submit", "runtime", "nodes", "estimate")})
+
+
+# -- the CoH world ------------------------------------------------------------------------------------------
+
+def _coh(jobs: Any, *, book: Any = None, recorder: Any = None, **config: Any) -> Observed:
+    from broker.simulate import SimulationConfig, simulate
+    from workloads.pricebooks import load_price_book
+
+    book = book if book is not None else load_price_book()
+    seed = config.pop("seed", 3)
+    result = simulate(jobs, book.catalog(), config=SimulationConfig(**config), seed=seed, recorder=recorder, book=book)
+    s = result.summary
+    out: Observed = {"cost": s.cost, "lower_bound": s.lower_bound, "utilization": s.utilization,
+                     "utilization_leased": s.utilization_leased, "wait_mean_s": s.wait_mean_s,
+                     "wait_p95_s": s.wait_p95_s, "wait_max_s": s.wait_max_s, "ticks": s.ticks, "events": s.events,
+                     "upfront_amortized": s.upfront_amortized, "vms": str(sorted(s.vms.items())),
+                     "vm_hours": str(sorted(s.vm_hours.items())), "cost_by_option": str(sorted(s.cost_by_option.items())),
+                     "wins": str(sorted(s.policy_stats.get("wins", {}).items()))}
+    for key in ("ipp_calls", "ipp_optimal_ticks", "ipp_exact_ticks", "ipp_bound_ticks", "ipp_limit_hit_ticks"):
+        if key in s.policy_stats:
+            out[key] = s.policy_stats[key]
+    out.update(frame_digest(result.jobs, ["start", "end", "wait", "vm_id"]))
+    out.update(frame_digest(result.vms, ["vm_id", "vm_type", "boot_start", "ready_at", "released_at", "anchor",
+                                         "units", "hourly", "cost", "jobs_hosted", "busy_capacity_s", "option"]))
+    return out
+
+
+def coh_lcg(reqs: str, policy: str, **extra: Any) -> Callable[[], Observed]:
+    return lambda: _coh(coh_jobs(LCG, reqs, extra.pop("n", 3000)), policy=policy, **extra)
+
+
+def coh_ipp(solver: str) -> Observed:
+    return _coh(coh_jobs(LCG, "heterogeneous", 800), policy="coh", solver=solver, time_limit=0.5, deterministic=True,
+                threads=1)
+
+
+def coh_records() -> Observed:
+    from broker.recorder import MemoryRecorder
+
+    recorder = MemoryRecorder()
+    out = _coh(coh_jobs(LCG, "constant-10", 600), recorder=recorder, policy="coh", solver="cpsat", time_limit=0.2,
+               deterministic=True, threads=1)
+    frame = recorder.frame("portfolio")
+    out["records"] = len(frame)
+    out.update(frame_digest(frame, [c for c in frame.columns if c.startswith("cost[")] + ["now", "jobs"]))
+    return out
+
+
+def coh_r_kth() -> Observed:
+    from broker.reservations import ReservationPlan
+    from workloads.pricebooks import load_price_book
+
+    plan = ReservationPlan(1, {("large", "reserved-heavy"): 2, ("large", "reserved-medium"): 3,
+                               ("large", "reserved-light"): 2, ("small", "reserved-light"): 1})
+    return _coh(coh_jobs(KTH, "heterogeneous", 4000, seed=5), book=load_price_book(), policy="coh-r",
+                reservations=plan)
+
+
+def planner_kth() -> Observed:
+    from broker.planner import Prices, plan_reservations
+    from broker.simulate import SimulationConfig, replay_demand
+    from workloads.pricebooks import load_price_book
+
+    book = load_price_book()
+    jobs = coh_jobs(KTH, "heterogeneous", 6000, seed=5)
+    demand, result = replay_demand(jobs, book.catalog(), config=SimulationConfig(), seed=2)
+    out: Observed = {"replay_cost": result.summary.cost}
+    for name in demand.types:
+        out[f"demand[{name}]#"] = digest(demand.column(name))
+    for mode in ("per-type", "capacity"):
+        report = plan_reservations(demand, Prices.from_book(book, 1), mode=mode)  # type: ignore[arg-type]
+        out[f"{mode}.plan"] = str(sorted(report.plan.counts.items()))
+        out[f"{mode}.expected_cost"] = report.expected_cost
+    return out
+
+
+def lublin_default() -> Observed:
+    from workloads.jobs import job_view
+    from workloads.lublin import default_workload
+
+    jobs, _ = job_view(default_workload(seed=4, n_jobs=1500), reqs="heterogeneous", seed=4)
+    return _coh(jobs, policy="ipp", solver="cbc", time_limit=0.3, deterministic=True, threads=1)
+
+
+# -- the hybrid site ----------------------------------------------------------------------------------------
+
+def _leasing_observed(run: Any) -> Observed:
+    r = run.result
+    out: Observed = {"twt": r.twt, "cost": r.cost, "simulated": run.simulated, "caps#": digest(r.caps),
+                     "start#": digest(r.start), "site#": digest(r.site),
+                     "cumulative#": digest(np.array(run.cumulative, dtype=float).ravel())}
+    if run.q is not None:
+        out["q#"] = digest(run.q)
+    return out
+
+
+def leasing(trace: str, m: int, n: int, policy: str, **kwargs: Any) -> Callable[[], Observed]:
+    def case() -> Observed:
+        from broker.leasing import run_policy
+
+        return _leasing_observed(run_policy(rigid_jobs(trace, m, n), m, policy, **kwargs))
+    return case
+
+
+def backfill(trace: str, m: int, n: int | None, discipline: str) -> Callable[[], Observed]:
+    def case() -> Observed:
+        from heuristics.backfill import replay
+
+        schedule, _ = replay(rigid_jobs(trace, m, n), m, discipline)  # type: ignore[arg-type]
+        return {"start#": digest(schedule.start), "end#": digest(schedule.end), "promised#": digest(schedule.promised),
+                "wait_sum": float(np.nansum(schedule.start - rigid_jobs(trace, m, n).submit))}
+    return case
+
+
+# -- the cloud cluster --------------------------------------------------------------------------------------
+
+def cluster(workload: dict[str, Any], settings: dict[str, Any], seed: int = 11) -> Callable[[], Observed]:
+    def case() -> Observed:
+        from broker.cloudcluster import simulate_cluster
+        from broker.clustersweep import policy_of, site_of, workload_of
+
+        jobs = workload_of(workload.get("trace"), workload.get("synthetic"), workload.get("limit"),
+                           workload.get("seed", 0), None, workload.get("parallel", "one"))
+        result = simulate_cluster(jobs, policy_of(settings), site_of(settings), seed=seed)
+        out: Observed = {k: v for k, v in result.summary().items()}
+        out["egress_by_month"] = str(sorted(result.egress_by_month.items()))
+        out.update(frame_digest(result.jobs, ["begin", "done", "instance", "wait", "overhead"]))
+        out.update({f"ledger.{k}": v for k, v in frame_digest(result.ledger, ["pool", "hired", "anchor", "ready",
+                                                                              "released", "units", "cost"]).items()})
+        out.update({f"users.{k}": v for k, v in frame_digest(result.users, ["instance_cost", "egress_cost",
+                                                                            "exec_s"]).items()})
+        return out
+    return case
+
+
+def _trace_workload(name: str, limit: int, **extra: Any) -> dict[str, Any]:
+    return {"trace": str(trace_path(name)), "limit": limit, "seed": 2, **extra}
+
+
+CASES: dict[str, Callable[[], Observed]] = {
+    # CoH: the paper's trio, each requirement model; members alone; wall-clock; other tick and boot
+    "coh/lcg/heterogeneous/coh": coh_lcg("heterogeneous", "coh"),
+    "coh/lcg/constant-100/coh": coh_lcg("constant-100", "coh"),
+    "coh/lcg/constant-10/coh": coh_lcg("constant-10", "coh"),
+    "coh/lcg/heterogeneous/FCFS-SM": coh_lcg("heterogeneous", "FCFS-SM"),
+    "coh/lcg/heterogeneous/LJF-LD": coh_lcg("heterogeneous", "LJF-LD"),
+    "coh/lcg/heterogeneous/RR-EAA": coh_lcg("heterogeneous", "RR-EAA"),
+    "coh/lcg/constant-100/FCFS-CFH/wall-clock": coh_lcg("constant-100", "FCFS-CFH", charging="wall-clock"),
+    "coh/lcg/heterogeneous/coh/tick60-boot300": coh_lcg("heterogeneous", "coh", tick=60.0, boot_time=300.0,
+                                                        lookahead=120.0, paid_scoring=False),
+    "coh/lcg/heterogeneous/coh/validate": coh_lcg("heterogeneous", "coh", validate=True, n=1500),
+    "coh/lcg/ipp-cpsat": lambda: coh_ipp("cpsat"),
+    "coh/lcg/ipp-cbc": lambda: coh_ipp("cbc"),
+    "coh/lcg/records": coh_records,
+    "coh/lublin/ipp-alone": lublin_default,
+    "coh-r/kth": coh_r_kth,
+    "planning/kth": planner_kth,
+    # hybrid leasing: KTH (M = 100) and SDSC-SP2 (M = 128) slices
+    "hybrid/kth/constant-0": leasing(KTH, 100, 5000, "constant", cap=0.0),
+    "hybrid/kth/constant-31": leasing(KTH, 100, 5000, "constant", cap=31.0),
+    "hybrid/kth/constant-inf": leasing(KTH, 100, 5000, "constant", cap=math.inf),
+    "hybrid/kth/random": leasing(KTH, 100, 5000, "random", seed=7),
+    "hybrid/kth/qlearning": leasing(KTH, 100, 5000, "qlearning"),
+    "hybrid/kth/qlearning-naive": leasing(KTH, 100, 2000, "qlearning", share=False),
+    "hybrid/kth/epsilon": leasing(KTH, 100, 5000, "epsilon", seed=5, epsilon_k=3),
+    "hybrid/kth/qlearning/conservative": leasing(KTH, 100, 2500, "qlearning", discipline="conservative"),
+    "hybrid/kth/constant-12/conservative/6h": leasing(KTH, 100, 4000, "constant", cap=12.0,
+                                                      discipline="conservative", step=21600.0),
+    "hybrid/sp2/qlearning": leasing(SP2, 128, 5000, "qlearning"),
+    "hybrid/sp2/random": leasing(SP2, 128, 5000, "random", seed=2),
+    "hybrid/sp2/constant-29": leasing(SP2, 128, 5000, "constant", cap=29.0),
+    # the plain backfilling replay
+    "backfill/kth/easy": backfill(KTH, 100, None, "easy"),
+    "backfill/kth/conservative": backfill(KTH, 100, 6000, "conservative"),
+    "backfill/sp2/easy": backfill(SP2, 128, 20000, "easy"),
+    # the cloud cluster: every rule, LPC-EGEE and SDSC-SP2 slices and the bursty load
+    "cluster/egee/default": cluster(_trace_workload(EGEE, 20000), {}),
+    "cluster/egee/cap-40": cluster(_trace_workload(EGEE, 8000), {"cap": 40}),
+    "cluster/egee/per-user/wall-clock": cluster(_trace_workload(EGEE, 8000), {"merge": False,
+                                                                             "charging": "wall-clock"}),
+    "cluster/egee/keepalive-fixed/boot": cluster(_trace_workload(EGEE, 8000), {"keepalive": "fixed:0.5",
+                                                                              "boot_s": 600}),
+    "cluster/egee/keepalive-idle": cluster(_trace_workload(EGEE, 8000), {"keepalive": "idle:0.4", "boot_s": 120}),
+    "cluster/egee/keepalive-load": cluster(_trace_workload(EGEE, 8000), {"keepalive": "load:0.6:1800",
+                                                                        "boot_s": 300}),
+    "cluster/egee/idle-timeout": cluster(_trace_workload(EGEE, 8000), {"idle_timeout_min": 10}),
+    "cluster/sp2/delay": cluster(_trace_workload(SP2, 6000), {"delay_min": 5, "cap": 60}),
+    "cluster/sp2/burst": cluster(_trace_workload(SP2, 6000), {"delay_min": 10, "burst_ratio": 0.5, "cap": 30}),
+    "cluster/sp2/next-hour": cluster(_trace_workload(SP2, 6000), {"wait_next_hour_min": 30,
+                                                                 "charging": "wall-clock"}),
+    "cluster/sp2/expand": cluster(_trace_workload(SP2, 3000, parallel="expand"), {"cap": 200}),
+    "cluster/synthetic/s2": cluster({"synthetic": 2.0, "seed": 3}, {"keepalive": "fixed:0.2", "boot_s": 60,
+                                                                     "merge": False}),
+}
+
+#: Whole traces, checked once by hand (``python -m tests.golden.record --whole``; minutes, not run by the tests).
+WHOLE: dict[str, Callable[[], Observed]] = {
+    "coh/lcg/heterogeneous/coh": coh_lcg("heterogeneous", "coh", n=None),
+    "coh/lcg/constant-100/coh": coh_lcg("constant-100", "coh", n=None),
+    "coh/lcg/constant-10/coh": coh_lcg("constant-10", "coh", n=None),
+    "coh/lcg/heterogeneous/FCFS-SM": coh_lcg("heterogeneous", "FCFS-SM", n=None),
+    "hybrid/kth/qlearning": leasing(KTH, 100, None, "qlearning"),
+    "hybrid/kth/constant-31": leasing(KTH, 100, None, "constant", cap=31.0),
+    "hybrid/kth/random": leasing(KTH, 100, None, "random", seed=7),
+    "hybrid/kth/epsilon": leasing(KTH, 100, None, "epsilon", seed=5, epsilon_k=3),
+    "hybrid/sp2/qlearning": leasing(SP2, 128, None, "qlearning"),
+    "backfill/kth/conservative": backfill(KTH, 100, None, "conservative"),
+    "cluster/egee/default": cluster({"trace": str(trace_path(EGEE)), "seed": 2}, {}),
+    "cluster/egee/keepalive-load": cluster({"trace": str(trace_path(EGEE)), "seed": 2},
+                                           {"keepalive": "load:0.5", "boot_s": 600}),
+    "cluster/sp2/per-user/wall-clock": cluster({"trace": str(trace_path(SP2)), "seed": 2},
+                                               {"merge": False, "charging": "wall-clock", "delay_min": 5}),
+}
