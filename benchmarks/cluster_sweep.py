@@ -20,7 +20,7 @@ from pathlib import Path
 
 from distributed import Client, LocalCluster
 
-from broker.clustersweep import cluster_cell, grid
+from broker.cloudcluster.sweep import cluster_cell, grid
 from broker.sweep import cells, run_sweep
 
 TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"

@@ -14,21 +14,21 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.billing import Billing
-from broker.coh import CohPolicy
-from broker.engine import Engine, EngineConfig
-from broker.ipp_member import make_instance
-from broker.objective import plan_cost
-from broker.policy import batch_of
-from broker.recorder import Recorder
+from broker.coh.ipp import IppInstance, Symmetry, build_model
+from broker.coh.ipp_member import make_instance
+from broker.coh.objective import plan_cost
+from broker.coh.policy import batch_of
+from broker.coh.portfolio import CohPolicy
+from broker.coh.world import Engine, EngineConfig
+from broker.pricing.billing import Billing
+from broker.pricing.book import load_price_book
+from broker.sim.recorder import Recorder
 from heuristics.fleet import Batch, Fleet, Plan
 from heuristics.registry import HEURISTICS, PAPER_TRIO
 from solvers.base import Limit, SolveResult, get_solver
-from solvers.ipp import IppInstance, Symmetry, build_model
 from workloads.cache import load_trace
 from workloads.jobs import JobTable, job_view
 from workloads.lublin import default_workload
-from workloads.pricebooks import load_price_book
 
 LCG = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "LCG-2005-1.swf.gz"
 CATALOG = load_price_book().catalog()
@@ -198,7 +198,7 @@ class StubView:
 # -- portfolio members as top-level tasks (picklable for loky workers) -----------------------------------
 def ipp_member(seconds: float = 2.0, workers: int = 2, paid: bool | None = None):  # type: ignore[no-untyped-def]
     """CoH's IPP member as in the portfolio: CP-SAT, ``workers`` workers, wall limit, symmetry "order"."""
-    from broker.ipp_member import IppMember
+    from broker.coh.ipp_member import IppMember
 
     solver = get_solver("cpsat", num_workers=workers)
     return IppMember(solver, Limit.wall(seconds, threads=workers), billing=BILLING, hourly=HOURLY,

@@ -54,7 +54,7 @@ from ipp_common import (
     table,
 )
 
-from broker.objective import planned_departures
+from broker.coh.objective import planned_departures
 from heuristics.fleet import Batch, Fleet, Plan
 from heuristics.registry import HEURISTICS
 
@@ -141,8 +141,8 @@ def run_single(args: tuple[Batch, Fleet, SolveConfig, Plan, float | None]) -> Ou
 
 def solve_variant(name: str, config: SolveConfig, batch: Batch, fleet: Fleet, incumbent: Plan) -> Outcome:
     if name == "cpsat1-lin2":
+        from broker.coh.ipp import build_model
         from solvers.base import get_solver
-        from solvers.ipp import build_model
 
         t0 = time.perf_counter()
         inst = instance(batch, fleet)

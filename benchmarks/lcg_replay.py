@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.simulate import SimulationConfig, simulate
+from broker.coh.simulate import SimulationConfig, simulate
+from broker.pricing.book import load_price_book
 from heuristics.registry import PAPER_TRIO
 from workloads.cache import load_trace
 from workloads.jobs import JobTable, job_view
-from workloads.pricebooks import load_price_book
 
 DEFAULT_TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "LCG-2005-1.swf.gz"
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.hybrid import run_constant
-from broker.leasing import run_policy
+from broker.hybrid.leasing import run_policy
+from broker.hybrid.site import run_constant
 from workloads.cache import load_trace
 from workloads.rigid import rigid_view
 

@@ -54,10 +54,10 @@ from ipp_common import (
     table,
 )
 
-from broker.coh import CohPolicy
+from broker.coh.exact import solve_exact
+from broker.coh.portfolio import CohPolicy
 from heuristics.fleet import Batch, Fleet, Plan
 from heuristics.registry import HEURISTICS
-from solvers.exact import solve_exact
 
 
 def capture(span: int, warm: int, big: int, small: int) -> list[tuple[Batch, Fleet]]:

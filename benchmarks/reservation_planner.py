@@ -46,13 +46,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from broker.demand import Demand
-from broker.planner import Mode, PlanReport, Prices, capacity_model, exhaustive, plan_reservations
-from broker.simulate import replay_demand
+from broker.coh.simulate import replay_demand
+from broker.planning.demand import Demand
+from broker.planning.planner import Mode, PlanReport, Prices, capacity_model, exhaustive, plan_reservations
+from broker.pricing.book import load_price_book
 from solvers.base import Limit
 from workloads.cache import load_trace
 from workloads.jobs import job_view
-from workloads.pricebooks import load_price_book
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 DEFAULT_TRACES = (str(TRACES / "SDSC-BLUE-2000-4.2-cln.swf.gz"), str(TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from broker.clustersweep import cluster_cell
+from broker.cloudcluster.sweep import cluster_cell
 from broker.sweep import cells, run_sweep
 
 SCALES = (1, 2, 3, 4, 5)

@@ -22,10 +22,10 @@ import numpy as np
 from cells import seeds_of, stored
 from joblib import Parallel, delayed
 
-from broker.simulate import SimulationConfig, simulate
+from broker.coh.simulate import SimulationConfig, simulate
+from broker.pricing.book import load_price_book
 from workloads.cache import load_trace
 from workloads.jobs import job_view
-from workloads.pricebooks import load_price_book
 
 TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "LCG-2005-1.swf.gz"
 REQS = ("heterogeneous", "constant-100", "constant-10")

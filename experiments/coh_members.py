@@ -16,11 +16,11 @@ from pathlib import Path
 
 from joblib import Parallel, delayed
 
-from broker.simulate import SimulationConfig, simulate
+from broker.coh.simulate import SimulationConfig, simulate
+from broker.pricing.book import load_price_book
 from workloads.cache import load_trace
 from workloads.jobs import JobTable, job_view
 from workloads.lublin import default_workload
-from workloads.pricebooks import load_price_book
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 

@@ -40,14 +40,13 @@ import numpy as np
 from cells import seeds_of, stored
 from joblib import Parallel, delayed
 
-from broker.cloud import HEAVY, LIGHT, MEDIUM
-from broker.demand import Demand
-from broker.planner import Prices, plan_reservations, report
-from broker.simulate import SimulationConfig, replay_demand, simulate
+from broker.coh.simulate import SimulationConfig, replay_demand, simulate
+from broker.planning.demand import Demand
+from broker.planning.planner import Prices, plan_reservations, report
+from broker.pricing.book import HEAVY, LIGHT, MEDIUM, load_price_book
 from solvers.base import Limit
 from workloads.cache import load_trace
 from workloads.jobs import JobTable, job_view
-from workloads.pricebooks import load_price_book
 
 TRACE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 TRACES = ("SDSC-BLUE-2000-4.2-cln", "LPC-EGEE-2004-1.2-cln", "KTH-SP2-1996-2.1-cln")

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.hybrid import balance
-from broker.leasing import summarize_sweep, sweep_cell
+from broker.hybrid.leasing import summarize_sweep, sweep_cell
+from broker.hybrid.site import balance
 from broker.sweep import cells, run_sweep
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"

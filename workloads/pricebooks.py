@@ -1,8 +1,8 @@
 """Read price books (instance types and their billing offers) from TOML data files.
 
 Price books are data, never constants in code paths (``SPEC.md`` §2). The package ships
-``ec2-2013`` (CoH paper Table 5); a user passes a path to use their own. Parsing and validation
-of the content happen in :meth:`broker.cloud.PriceBook.from_dict`; this module only reads files.
+``ec2-2013`` (CoH paper Table 5) and ``ec2-2013-cluster``; a user passes a path to use their own.
+This module only reads the files; :func:`broker.pricing.load_price_book` parses and validates them.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
-
-from broker.cloud import PriceBook
 
 DEFAULT_PRICE_BOOK = "ec2-2013"
 
@@ -34,9 +32,3 @@ def read_price_book_data(name_or_path: str | Path = DEFAULT_PRICE_BOOK) -> tuple
         raise ValueError(f"unknown price book {name!r}: not a .toml file, nor one of {bundled_price_books()}")
     resource = resources.files("workloads") / "data" / "pricebooks" / f"{name}.toml"
     return tomllib.loads(resource.read_text(encoding="utf-8")), f"{name}.toml"
-
-
-def load_price_book(name_or_path: str | Path = DEFAULT_PRICE_BOOK) -> PriceBook:
-    """Load and validate a price book by bundled name or by path."""
-    data, label = read_price_book_data(name_or_path)
-    return PriceBook.from_dict(data, source=label)

@@ -12,10 +12,10 @@ import numpy as np
 
 def coh_cost(config: dict[str, Any], seed: int) -> dict[str, Any]:
     """A short real replay: a 200-job Lublin workload through ``config["policy"]``; its cost."""
-    from broker.simulate import SimulationConfig, simulate
+    from broker.coh.simulate import SimulationConfig, simulate
+    from broker.pricing.book import load_price_book
     from workloads.jobs import job_view
     from workloads.lublin import default_workload
-    from workloads.pricebooks import load_price_book
 
     jobs, _ = job_view(default_workload(seed=seed, n_jobs=200), reqs="heterogeneous", seed=seed)
     result = simulate(jobs, load_price_book().catalog(), config=SimulationConfig(policy=config["policy"]), seed=seed)

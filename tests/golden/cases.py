@@ -77,8 +77,8 @@ def rigid_jobs(name: str, m: int, n: int | None = None) -> Any:
 # -- the CoH world ------------------------------------------------------------------------------------------
 
 def _coh(jobs: Any, *, book: Any = None, recorder: Any = None, **config: Any) -> Observed:
-    from broker.simulate import SimulationConfig, simulate
-    from workloads.pricebooks import load_price_book
+    from broker.coh.simulate import SimulationConfig, simulate
+    from broker.pricing.book import load_price_book
 
     book = book if book is not None else load_price_book()
     seed = config.pop("seed", 3)
@@ -88,7 +88,8 @@ def _coh(jobs: Any, *, book: Any = None, recorder: Any = None, **config: Any) ->
                      "utilization_leased": s.utilization_leased, "wait_mean_s": s.wait_mean_s,
                      "wait_p95_s": s.wait_p95_s, "wait_max_s": s.wait_max_s, "ticks": s.ticks, "events": s.events,
                      "upfront_amortized": s.upfront_amortized, "vms": str(sorted(s.vms.items())),
-                     "vm_hours": str(sorted(s.vm_hours.items())), "cost_by_option": str(sorted(s.cost_by_option.items())),
+                     "vm_hours": str(sorted(s.vm_hours.items())),
+                     "cost_by_option": str(sorted(s.cost_by_option.items())),
                      "wins": str(sorted(s.policy_stats.get("wins", {}).items()))}
     for key in ("ipp_calls", "ipp_optimal_ticks", "ipp_exact_ticks", "ipp_bound_ticks", "ipp_limit_hit_ticks"):
         if key in s.policy_stats:
@@ -109,7 +110,7 @@ def coh_ipp(solver: str) -> Observed:
 
 
 def coh_records() -> Observed:
-    from broker.recorder import MemoryRecorder
+    from broker.sim.recorder import MemoryRecorder
 
     recorder = MemoryRecorder()
     out = _coh(coh_jobs(LCG, "constant-10", 600), recorder=recorder, policy="coh", solver="cpsat", time_limit=0.2,
@@ -121,8 +122,8 @@ def coh_records() -> Observed:
 
 
 def coh_r_kth() -> Observed:
-    from broker.reservations import ReservationPlan
-    from workloads.pricebooks import load_price_book
+    from broker.pricing.book import load_price_book
+    from broker.pricing.reservations import ReservationPlan
 
     plan = ReservationPlan(1, {("large", "reserved-heavy"): 2, ("large", "reserved-medium"): 3,
                                ("large", "reserved-light"): 2, ("small", "reserved-light"): 1})
@@ -131,9 +132,9 @@ def coh_r_kth() -> Observed:
 
 
 def planner_kth() -> Observed:
-    from broker.planner import Prices, plan_reservations
-    from broker.simulate import SimulationConfig, replay_demand
-    from workloads.pricebooks import load_price_book
+    from broker.coh.simulate import SimulationConfig, replay_demand
+    from broker.planning.planner import Prices, plan_reservations
+    from broker.pricing.book import load_price_book
 
     book = load_price_book()
     jobs = coh_jobs(KTH, "heterogeneous", 6000, seed=5)
@@ -170,7 +171,7 @@ def _leasing_observed(run: Any) -> Observed:
 
 def leasing(trace: str, m: int, n: int, policy: str, **kwargs: Any) -> Callable[[], Observed]:
     def case() -> Observed:
-        from broker.leasing import run_policy
+        from broker.hybrid.leasing import run_policy
 
         return _leasing_observed(run_policy(rigid_jobs(trace, m, n), m, policy, **kwargs))
     return case
@@ -190,13 +191,13 @@ def backfill(trace: str, m: int, n: int | None, discipline: str) -> Callable[[],
 
 def cluster(workload: dict[str, Any], settings: dict[str, Any], seed: int = 11) -> Callable[[], Observed]:
     def case() -> Observed:
-        from broker.cloudcluster import simulate_cluster
-        from broker.clustersweep import policy_of, site_of, workload_of
+        from broker.cloudcluster.site import simulate_cluster
+        from broker.cloudcluster.sweep import policy_of, site_of, workload_of
 
         jobs = workload_of(workload.get("trace"), workload.get("synthetic"), workload.get("limit"),
                            workload.get("seed", 0), None, workload.get("parallel", "one"))
         result = simulate_cluster(jobs, policy_of(settings), site_of(settings), seed=seed)
-        out: Observed = {k: v for k, v in result.summary().items()}
+        out: Observed = dict(result.summary())
         out["egress_by_month"] = str(sorted(result.egress_by_month.items()))
         out.update(frame_digest(result.jobs, ["begin", "done", "instance", "wait", "overhead"]))
         out.update({f"ledger.{k}": v for k, v in frame_digest(result.ledger, ["pool", "hired", "anchor", "ready",

@@ -1,0 +1,149 @@
+"""``cloudbroker cluster``: a cluster run wholly on the cloud, one run or a policy sweep (SPEC §7)."""
+
+from __future__ import annotations
+
+import json
+import time
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.table import Table
+
+from broker.cli.console import bar, err, out
+from broker.cli.files import write_frames
+from broker.cloudcluster import plots
+from broker.cloudcluster.site import simulate_cluster
+from broker.cloudcluster.sweep import (
+    CLUSTER_BOOK,
+    SETTINGS,
+    SpecError,
+    cluster_cell,
+    grid,
+    policy_of,
+    site_of,
+    sweep_table,
+    workload_of,
+)
+from broker.sweep import Backend, cells, run_sweep
+
+cluster_app = typer.Typer(help="A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6).",
+                          invoke_without_command=True)
+
+
+@cluster_app.callback()
+def cluster_cmd(
+    ctx: typer.Context,
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. LPC-EGEE-2004-1.2-cln).")] = None,
+    synthetic: Annotated[bool, typer.Option(help="Use the bursty multi-user load instead of a trace.")] = False,
+    scale: Annotated[float, typer.Option(help="Load of --synthetic: users x SCALE (the paper's S1-S5).")] = 1.0,
+    limit: Annotated[int | None, typer.Option(help="Replay only the first N jobs.")] = None,
+    volumes: Annotated[Path | None, typer.Option(help="CSV job_id,input_bytes,output_bytes for the trace's jobs "
+                                                 "(default: the seeded volume model).")] = None,
+    parallel: Annotated[str, typer.Option(help="A trace's parallel jobs: one instance each, or expand into "
+                                          "one-instance tasks per processor.")] = "one",
+    cap: Annotated[int | None, typer.Option(help="P1: at most N instances (jobs queue FCFS).")] = None,
+    merge: Annotated[bool, typer.Option("--merge/--per-user", help="P2: one pool, or instances per user.")] = True,
+    keepalive: Annotated[str | None, typer.Option(help="P3: fixed:P, idle:P or load:P[:WINDOW_S].")] = None,
+    idle_timeout: Annotated[float | None, typer.Option(help="Baseline: release after MIN idle, "
+                                                       "whatever the billing period.")] = None,
+    delay: Annotated[float, typer.Option(help="P4: start an instance once a job waited MIN.")] = 0.0,
+    burst_ratio: Annotated[float | None, typer.Option(help="P5: no delay while more than R x cap jobs wait.")] = None,
+    wait_next_hour: Annotated[float, typer.Option(help="P6: hold jobs arriving within MIN of the hour's end.")] = 0.0,
+    charging: Annotated[str, typer.Option(help="exact or wall-clock.")] = "exact",
+    boot: Annotated[float, typer.Option(help="Instance boot time (s).")] = 0.0,
+    price_book: Annotated[str, typer.Option(help="Price book (instance price and egress tiers).")] = CLUSTER_BOOK,
+    seed: Annotated[int, typer.Option(help="Seed of the data volumes and keep-alive draws.")] = 0,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs, instances and per-user bill tables "
+                                                 "and summary.json here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Replay a trace (or the synthetic load) on a cloud cluster; `cluster sweep SPEC.toml` for grids."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if (trace is None) == (not synthetic):
+        raise typer.BadParameter("pass exactly one of --trace or --synthetic")
+    settings: dict[str, Any] = {"cap": cap, "merge": merge, "keepalive": keepalive, "idle_timeout_min": idle_timeout,
+                                "delay_min": delay, "burst_ratio": burst_ratio, "wait_next_hour_min": wait_next_hour,
+                                "charging": charging, "boot_s": boot}
+    try:
+        policy, site = policy_of(settings), site_of(settings, price_book)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from e
+    if volumes is not None and trace is None:
+        raise typer.BadParameter("--volumes goes with --trace")
+    if fmt not in ("parquet", "csv"):
+        raise typer.BadParameter("--format must be parquet or csv")
+    started = time.perf_counter()
+    try:
+        jobs = workload_of(trace, scale if synthetic else None, limit, seed, None if volumes is None else str(volumes),
+                           parallel)
+    except (OSError, LookupError, ValueError, RuntimeError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from e
+    result = simulate_cluster(jobs, policy, site, seed=seed)
+    payload = {"workload": trace or f"synthetic x{scale:g}", "parallel": parallel, **settings, **result.summary(),
+               "egress_by_month": {str(np.datetime64(m, "M")): c for m, c in result.egress_by_month.items()},
+               "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
+    if out_dir is not None:
+        write_frames({"jobs": result.jobs, "instances": result.ledger, "users": result.users}, payload, out_dir,
+                     fmt="csv" if fmt == "csv" else "parquet")
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+        return
+    table = Table(title=f"cloud cluster on {payload['workload']}", show_header=False)
+    for key in ("jobs", "instances", "peak_instances", "instance_hours", "instance_cost", "egress_cost", "cost",
+                "mean_overhead_s", "p95_overhead_s", "mean_wait_s", "wall_s"):
+        value = payload[key]
+        table.add_row(key, f"{value:,.2f}" if isinstance(value, float) else f"{value:,}")
+    out.print(table)
+
+
+@cluster_app.command("sweep")
+def cluster_sweep_cmd(
+    spec: Annotated[Path, typer.Argument(help="TOML grid (see broker/clustersweep.py).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the table and plots.")] = Path("cluster-sweep"),
+    backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
+    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
+    n_jobs: Annotated[int, typer.Option(help="Workers (loky; -1: all cores).")] = -1,
+    seed: Annotated[int, typer.Option(help="Root seed of the cells' keep-alive draws.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
+) -> None:
+    """Run a policy grid; write table.csv, pareto.png and (with caps) cap_benefit.png into --out."""
+    if backend not in ("loky", "dask", "ray"):
+        raise typer.BadParameter("--backend must be loky, dask or ray")
+    try:
+        data = tomllib.loads(spec.read_text())
+        configs = grid(data, source=str(spec))
+    except (OSError, tomllib.TOMLDecodeError, SpecError) as e:
+        err.print(f"[red]error:[/red] {spec}: {e}" if not isinstance(e, SpecError) else f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from e
+    todo = cells(configs, name=f"cluster-{data.get('name', spec.stem)}", root_seed=seed, paired=True)
+    with bar("cells", len(todo), quiet=not err.is_terminal) as progress:
+        results = run_sweep(cluster_cell, todo, store=store, backend=cast(Backend, backend), n_jobs=n_jobs,
+                            address=scheduler, progress=progress)
+    table = sweep_table(configs, results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out_dir / "table.csv", index=False)
+    name = data.get("name", spec.stem)
+    plots.pareto(table, title=f"{name}: cost against overhead").savefig(out_dir / "pareto.png", dpi=110)
+    if table["benefit_bc"].notna().any():
+        plots.cap_benefit(table, title=f"{name}: B_c").savefig(out_dir / "cap_benefit.png", dpi=110)
+    if as_json:
+        typer.echo(table.to_json(orient="records"))
+        return
+    show = table.sort_values("cost")
+    t = Table(title=f"{name}: {len(table)} cells ({(table['pareto']).sum()} on the Pareto front) -> {out_dir}")
+    for col in ("family", "settings", "cost", "instance_cost", "egress_cost", "mean_overhead_s", "pareto"):
+        t.add_column(col)
+    for _, row in show.iterrows():
+        varied = ", ".join(f"{k}={row[k]}" for k in SETTINGS if row[k] is not None and not pd.isna(row[k]))
+        t.add_row(str(row["family"]), varied, f"{row['cost']:,.2f}", f"{row['instance_cost']:,.2f}",
+                  f"{row['egress_cost']:,.2f}", f"{row['mean_overhead_s']:,.1f}", "*" if row["pareto"] else "")
+    out.print(t)
+

@@ -1,0 +1,127 @@
+"""The CLI's files: run results written to disk (``--out``), and the planner's input and output files read.
+
+With the other CLI modules, the only place in ``broker/`` that touches files.
+
+Read the reservation planner's inputs and outputs: demand series and reservation plans.
+
+A demand file is CSV with a header: one column per instance type (VMs needed in the interval, a
+non-negative integer) and optionally ``start_s``, the interval's start in seconds, which must then
+be evenly spaced (its step is the interval). Rows are intervals in time order. A plan file is the
+JSON object ``cloudbroker plan-reservations --json`` prints (its ``"plan"`` member is read) or that
+member alone. Errors name the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from broker.coh.metrics import RunResult
+from broker.planning.demand import Demand
+from broker.pricing.reservations import PlanError, ReservationPlan
+
+TableFormat = Literal["parquet", "csv"]
+
+
+def write_tables(result: RunResult, out: Path, *, fmt: TableFormat = "parquet",
+                 extra: dict[str, Any] | None = None) -> list[Path]:
+    """Write ``jobs.<fmt>``, ``vms.<fmt>`` and ``summary.json`` into ``out``; returns the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [_write(result.jobs, out / f"jobs.{fmt}", fmt), _write(result.vms, out / f"vms.{fmt}", fmt)]
+    summary = out / "summary.json"
+    summary.write_text(json.dumps({**result.summary.to_dict(), **(extra or {})}, indent=2, sort_keys=True) + "\n")
+    return [*paths, summary]
+
+
+def write_frames(frames: dict[str, pd.DataFrame], summary: dict[str, Any], out: Path, *,
+                 fmt: TableFormat = "parquet") -> list[Path]:
+    """Write each frame as ``<name>.<fmt>`` and ``summary.json`` into ``out``; returns the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [_write(frame, out / f"{name}.{fmt}", fmt) for name, frame in frames.items()]
+    path = out / "summary.json"
+    path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return [*paths, path]
+
+
+def _write(frame: pd.DataFrame, path: Path, fmt: TableFormat) -> Path:
+    if fmt == "parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
+    return path
+
+
+class DemandFormatError(ValueError):
+    """A demand file that cannot be read; the message names file, line and field."""
+
+
+def read_demand(path: str | Path, types: tuple[str, ...], *, interval_s: float = 3600.0) -> Demand:
+    """Read a demand CSV whose type columns are among ``types`` (see the module docstring)."""
+    path = Path(path)
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if not header:
+            raise DemandFormatError(f"{path}:1: empty file (expected a header)")
+        header = [h.strip() for h in header]
+        unknown = [h for h in header if h not in types and h != "start_s"]
+        if unknown:
+            raise DemandFormatError(f"{path}:1: unknown column(s) {unknown}; expected 'start_s' and types {types}")
+        cols = [h for h in header if h in types]
+        if not cols:
+            raise DemandFormatError(f"{path}:1: no instance-type column; expected some of {types}")
+        rows, starts = [], []
+        for line, row in enumerate(reader, start=2):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) != len(header):
+                raise DemandFormatError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+            values = dict(zip(header, (c.strip() for c in row), strict=True))
+            rows.append([_count(values[c], path, line, c) for c in cols])
+            if "start_s" in values:
+                starts.append(_number(values["start_s"], path, line))
+    step = _step(starts, path) if len(starts) > 1 else interval_s
+    counts = np.array(rows, dtype=np.int64).reshape(-1, len(cols))
+    return Demand(counts, tuple(cols), step, starts[0] if starts else 0.0, str(path))
+
+
+def _count(text: str, path: Path, line: int, field: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise DemandFormatError(f"{path}:{line}: field {field!r}: {text!r} is not an integer") from None
+    if value < 0:
+        raise DemandFormatError(f"{path}:{line}: field {field!r}: {value} is negative")
+    return value
+
+
+def _number(text: str, path: Path, line: int) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise DemandFormatError(f"{path}:{line}: field 'start_s': {text!r} is not a number") from None
+
+
+def _step(starts: list[float], path: Path) -> float:
+    steps = np.diff(starts)
+    if steps[0] <= 0 or not np.allclose(steps, steps[0]):
+        bad = int(np.flatnonzero(~np.isclose(steps, steps[0]) | (steps <= 0))[0]) if steps[0] > 0 else 0
+        raise DemandFormatError(f"{path}:{bad + 3}: field 'start_s': intervals must be evenly spaced and increasing")
+    return float(steps[0])
+
+
+def read_plan(path: str | Path) -> ReservationPlan:
+    """Read a reservation plan (``plan-reservations --json`` output, or its ``"plan"`` member)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if isinstance(data, dict) and "plan" in data:
+        data = data["plan"]
+    return ReservationPlan.from_dict(data, source=str(path))

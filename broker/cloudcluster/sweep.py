@@ -1,0 +1,200 @@
+"""Policy sweeps for the cloud cluster: cells, grids from a spec, the Pareto front and ``B_c``.
+
+A cell is a pure function of its configuration and seed (:func:`cluster_cell`), so grids run through
+:func:`broker.sweep.run_sweep` on one machine, on Dask or on Ray, and resume from a store. A grid is
+described as data (a TOML file for ``cloudbroker cluster sweep``)::
+
+    name = "lpc-egee"
+    [workload]                  # trace = a path or registry name, or synthetic = SCALE
+    trace = "LPC-EGEE-2004-1.2-cln"
+    limit = 20000               # first jobs only (optional)
+    volumes = "bytes.csv"       # per-job bytes (optional; workloads/volumes.py), else the volume model
+    parallel = "one"            # or "expand": a p-processor job becomes p one-instance tasks
+    [base]                      # settings every cell shares (names as the CLI's options)
+    boot_s = 0
+    [[family]]                  # one policy family: the product of its lists, over the base
+    name = "P1 cap"
+    cap = [10, 50, 100, 500]
+    merge = [true, false]
+
+Settings: ``cap`` (a number, or "none"), ``merge``, ``keepalive`` ("fixed:P" | "idle:P" | "load:P[:WINDOW_S]"),
+``idle_timeout_min``, ``delay_min``, ``burst_ratio``, ``wait_next_hour_min``, ``charging``
+("exact" | "wall-clock"), ``boot_s``. Costs use the ``ec2-2013-cluster`` price book unless the
+spec's ``price_book`` names another. Relative paths (trace, volumes) are read from the directory
+the sweep runs in, by every worker: run from the same place, or give absolute paths.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from broker.cloudcluster.policies import ClusterPolicy, KeepAlive, StartRule
+from broker.cloudcluster.site import CloudSite, simulate_cluster
+from broker.pricing.book import load_price_book
+from workloads.bursty import bursty_workload
+from workloads.cache import load_trace
+from workloads.htc import HtcJobs, Parallel, htc_view
+from workloads.volumes import read_volumes, with_volumes
+
+SETTINGS = ("cap", "merge", "keepalive", "idle_timeout_min", "delay_min", "burst_ratio", "wait_next_hour_min",
+            "charging", "boot_s")
+CLUSTER_BOOK = "ec2-2013-cluster"
+
+
+class SpecError(ValueError):
+    """A sweep spec that cannot be run; the message names the file and the entry."""
+
+
+def policy_of(settings: Mapping[str, Any]) -> ClusterPolicy:
+    """The :class:`ClusterPolicy` of a cell's settings (minutes as in the CLI)."""
+    minutes = {k: float(settings.get(k) or 0.0) * 60.0 for k in ("delay_min", "wait_next_hour_min")}
+    keep = settings.get("keepalive")
+    timeout = settings.get("idle_timeout_min")
+    ratio = settings.get("burst_ratio")
+    cap = settings.get("cap")
+    return ClusterPolicy(cap=None if cap in (None, "none") else int(cap), merge=bool(settings.get("merge", True)),
+                         keepalive=KeepAlive.parse(keep) if keep else None,
+                         idle_timeout=None if timeout is None else float(timeout) * 60.0,
+                         start=StartRule(delay=minutes["delay_min"], wait_next_hour=minutes["wait_next_hour_min"],
+                                         burst_ratio=None if ratio is None else float(ratio)))
+
+
+def site_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> CloudSite:
+    """The :class:`CloudSite` of a cell's settings: the book's first instance type on demand."""
+    book = load_price_book(book_name)
+    offer = book.offer(book.types[0].name, "on-demand")
+    assert offer is not None  # every book has an on-demand offer per type
+    charging = settings.get("charging", "exact")
+    if charging not in ("exact", "wall-clock"):
+        raise ValueError(f"charging must be exact or wall-clock, got {charging!r}")
+    return CloudSite(hourly=offer.hourly, egress=book.egress, charging=charging,
+                     boot=float(settings.get("boot_s", 0.0)))
+
+
+@functools.lru_cache(maxsize=4)
+def workload_of(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
+                volumes: str | None = None, parallel: str = "one") -> HtcJobs:
+    """The jobs of a cell (cached per process: the cells of a sweep share a few workloads).
+
+    ``volumes``: a CSV of per-job bytes (:mod:`workloads.volumes`) used instead of the volume model;
+    ``parallel``: "one" instance per job, or "expand" a p-processor job into p one-instance tasks.
+    """
+    if parallel not in ("one", "expand"):
+        raise ValueError(f"parallel must be 'one' or 'expand', got {parallel!r}")
+    mode: Parallel = "one" if parallel == "one" else "expand"
+    if trace is not None:
+        swf = load_trace(trace)
+        frame = swf.frame if volumes is None else with_volumes(swf.frame, read_volumes(volumes))
+        jobs, _ = htc_view(frame, origin=swf.header.unix_start_time or 0, seed=seed, parallel=mode)
+    else:
+        jobs, _ = htc_view(bursty_workload(synthetic or 1.0, seed=seed), seed=seed)
+    return jobs.head(limit) if limit else jobs
+
+
+def cluster_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """One run as a sweep cell; returns the run's summary.
+
+    ``config`` has ``workload`` (trace | synthetic, limit, seed), the settings and optionally
+    ``price_book``; ``seed`` drives the keep-alive draws.
+    """
+    w = config["workload"]
+    jobs = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"),
+                       w.get("parallel", "one"))
+    result = simulate_cluster(jobs, policy_of(config), site_of(config, config.get("price_book", CLUSTER_BOOK)),
+                              seed=seed)
+    return result.summary()
+
+
+def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, Any]]:
+    """The cells' configurations of a spec (module docstring), family by family, each tagged ``family``."""
+    workload = spec.get("workload")
+    if not isinstance(workload, dict) or ("trace" in workload) == ("synthetic" in workload):
+        raise SpecError(f"{source}: [workload] needs exactly one of 'trace' or 'synthetic'")
+    base = dict(spec.get("base", {}))
+    families = spec.get("family")
+    if not isinstance(families, list) or not families:
+        raise SpecError(f"{source}: no [[family]] tables")
+    configs = []
+    for i, family in enumerate(families):
+        name = family.get("name", f"family {i + 1}")
+        axes = {k: (v if isinstance(v, list) else [v]) for k, v in family.items() if k != "name"}
+        for key in [*base, *axes]:
+            if key not in SETTINGS:
+                raise SpecError(f"{source}: family[{i}] ({name}): unknown setting {key!r}; "
+                                f"known: {', '.join(SETTINGS)}")
+        for values in itertools.product(*axes.values()):
+            settings = {**base, **dict(zip(axes, values, strict=True))}
+            config = {"family": name, "workload": workload, **settings}
+            if "price_book" in spec:
+                config["price_book"] = spec["price_book"]
+            try:
+                policy_of(settings), site_of(settings, spec.get("price_book", CLUSTER_BOOK))
+            except ValueError as e:
+                raise SpecError(f"{source}: family[{i}] ({name}): {settings}: {e}") from e
+            configs.append(config)
+    return configs
+
+
+def pareto_front(cost: ArrayLike, overhead: ArrayLike) -> np.ndarray:
+    """Mask of the points no other point beats on both cost and overhead (lower is better)."""
+    c, o = np.asarray(cost, dtype=float), np.asarray(overhead, dtype=float)
+    order = np.lexsort((o, c))
+    front = np.zeros(len(c), dtype=bool)
+    best = np.inf
+    for i in order:
+        if o[i] < best:
+            front[i], best = True, o[i]
+    return front
+
+
+def cap_benefit(caps: ArrayLike, cost: ArrayLike, overhead: ArrayLike) -> np.ndarray:
+    """The paper's equation 7 along increasing caps: ``B_c = -(C_c - C_c-1) / (O_c - O_c-1)``.
+
+    0 where the overhead does not change; ``nan`` for the smallest cap.
+    """
+    order = np.argsort(caps)
+    c, o = np.asarray(cost, dtype=float)[order], np.asarray(overhead, dtype=float)[order]
+    b = np.full(len(c), np.nan)
+    dc, do = np.diff(c), np.diff(o)
+    b[1:] = np.where(do != 0, -dc / np.where(do != 0, do, 1.0), 0.0)
+    out = np.empty_like(b)
+    out[order] = b
+    return out
+
+
+def sweep_table(configs: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per cell: family, settings and summary figures.
+
+    Adds ``pareto`` (on the front of all cells) and ``benefit_bc`` / ``bc_group`` (:func:`with_benefit`).
+    """
+    rows = [{"family": c["family"], **{k: c.get(k) for k in SETTINGS}, **r} for c, r in zip(configs, results,
+                                                                                           strict=True)]
+    table = pd.DataFrame(rows)
+    table["pareto"] = pareto_front(table["cost"], table["mean_overhead_s"]) if len(table) else []
+    return with_benefit(table)
+
+
+def with_benefit(table: pd.DataFrame) -> pd.DataFrame:
+    """Add ``benefit_bc`` (equation 7) along the caps of cells that differ only in their cap.
+
+    ``bc_group`` names each such series: its family and the settings that are not its cap.
+    """
+    table = table.copy()
+    table["benefit_bc"], table["bc_group"] = np.nan, None
+    others = [k for k in SETTINGS if k != "cap"]
+    capped = table[table["cap"].map(lambda c: c not in (None, "none") and not pd.isna(c))]
+    labels = capped.apply(lambda row: ", ".join([str(row["family"])] + [
+        f"{k}={row[k]}" for k in others if row[k] is not None and not pd.isna(row[k])]), axis=1)
+    for label, rows in capped.groupby(labels, sort=False):
+        if len(rows) > 1:
+            table.loc[rows.index, "benefit_bc"] = cap_benefit(rows["cap"].astype(float), rows["cost"],
+                                                              rows["mean_overhead_s"])
+            table.loc[rows.index, "bc_group"] = label
+    return table

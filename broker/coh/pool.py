@@ -1,0 +1,223 @@
+"""The leased VMs of a run, as arrays indexed by *slot* (``SPEC.md`` §2, VM lifecycle).
+
+A VM is *booting* until ``ready_at``, then *running* while it hosts jobs and *idle* when it hosts
+none, until it is *released*; its slot is then reused by a later VM. Arrays make a fleet snapshot
+for the heuristics a handful of slices; per-slot job sets keep the statistics of hosted jobs
+(arrival / departure min, max, mean), refreshed lazily for the slots a departure touched.
+Every released VM leaves a :class:`VmRecord` in the cost ledger.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from broker.pricing.billing import Billing
+from broker.pricing.book import ON_DEMAND, Catalog
+from broker.pricing.reservations import HEAVY_CODE, OD_CODE, OPTIONS
+from heuristics.fleet import Fleet
+
+_FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
+                 "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
+_INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted", "option")
+
+
+@dataclass(frozen=True, slots=True)
+class VmRecord:
+    """One line of the cost ledger: a released VM and what it was charged.
+
+    Times in seconds; ``units`` billing units at ``hourly`` $ per unit; ``busy_capacity_s`` is the
+    sum over its jobs of requirement x run time (capacity-unit seconds). ``option`` is the billing
+    option the VM ran under (on-demand, or the reservation it took).
+    """
+
+    vm_id: int
+    vm_type: str
+    boot_start: float
+    ready_at: float
+    released_at: float
+    anchor: float
+    units: int
+    hourly: float
+    cost: float
+    jobs_hosted: int
+    busy_capacity_s: float
+    capacity: float
+    option: str = ON_DEMAND
+
+
+class Pool:
+    """Slot arrays of the VMs currently leased, and the ledger of released ones."""
+
+    vm_id: np.ndarray
+    vm_type: np.ndarray
+    n_jobs: np.ndarray
+    hosted: np.ndarray
+    capacity: np.ndarray
+    free: np.ndarray
+    boot_start: np.ndarray
+    ready_at: np.ndarray
+    anchor: np.ndarray
+    last_departure: np.ndarray
+    busy: np.ndarray
+    arr_min: np.ndarray
+    arr_max: np.ndarray
+    arr_sum: np.ndarray
+    dep_min: np.ndarray
+    dep_max: np.ndarray
+    option: np.ndarray
+    rate: np.ndarray
+    marginal: np.ndarray
+
+    def __init__(self, catalog: Catalog, billing: Billing, boot_time: float) -> None:
+        self.catalog, self.billing, self.boot_time = catalog, billing, boot_time
+        self.size = 0
+        self.n_slots = 0
+        self.next_id = 0
+        self._spare: list[int] = []
+        self.members: list[set[int]] = []
+        self.dirty: set[int] = set()
+        self.ledger: list[VmRecord] = []
+        self._type_order = catalog.efficiency_order()
+        self._grow(64)
+
+    def _grow(self, size: int) -> None:
+        for name in _FLOAT_FIELDS:
+            self._resize(name, size, np.float64, -1.0 if name == "free" else np.nan)
+        for name in _INT_FIELDS:
+            self._resize(name, size, np.int64, -1 if name in ("vm_id", "vm_type") else 0)
+        self.members.extend(set() for _ in range(size - self.size))
+        self.size = size
+
+    def _resize(self, name: str, size: int, dtype: type, fill: float) -> None:
+        new: np.ndarray = np.full(size, fill, dtype=dtype)
+        if self.size:
+            new[: self.size] = getattr(self, name)
+        setattr(self, name, new)
+
+    @property
+    def alive(self) -> np.ndarray:
+        """Boolean mask over ``[0, n_slots)`` of slots holding a leased VM."""
+        return self.vm_id[: self.n_slots] >= 0
+
+    def state(self, slot: int, now: float) -> str:
+        """Lifecycle state of ``slot`` at ``now``: booting, running, idle or released."""
+        if self.vm_id[slot] < 0:
+            return "released"
+        if now < self.ready_at[slot]:
+            return "booting"
+        return "running" if self.n_jobs[slot] else "idle"
+
+    def start(self, vm_type: int, now: float, *, option: int = OD_CODE, rate: float | None = None,
+              booted: bool = False) -> int:
+        """Lease a VM of ``vm_type`` now; returns its slot.
+
+        It boots for ``boot_time`` s unless ``booted``; it is billed ``rate`` $ per unit (the type's
+        on-demand price by default) under billing ``option`` (a code of :data:`broker.reservations.OPTIONS`).
+        """
+        if self._spare:
+            slot = heapq.heappop(self._spare)
+        else:
+            if self.n_slots == self.size:
+                self._grow(2 * self.size)
+            slot = self.n_slots
+            self.n_slots += 1
+        cap = float(self.catalog.capacity[vm_type])
+        self.vm_id[slot], self.vm_type[slot] = self.next_id, vm_type
+        self.capacity[slot] = self.free[slot] = cap
+        self.boot_start[slot], self.ready_at[slot] = now, now + (0.0 if booted else self.boot_time)
+        self.option[slot] = option
+        self.rate[slot] = float(self.catalog.hourly[vm_type]) if rate is None else rate
+        # what one more unit costs: nothing for a heavy reservation, billed every hour anyway
+        self.marginal[slot] = 0.0 if option == HEAVY_CODE else self.rate[slot]
+        self.anchor[slot] = self.billing.anchor(now)
+        self.last_departure[slot] = now
+        self.busy[slot], self.hosted[slot], self.n_jobs[slot] = 0.0, 0, 0
+        self.next_id += 1
+        self._clear_stats(slot)
+        return slot
+
+    def add(self, slot: int, job: int, r: float, arrival: float, departure: float, runtime: float) -> None:
+        """Put a job on ``slot``: its capacity is held from now until ``departure``."""
+        self.free[slot] -= r
+        self.members[slot].add(job)
+        n = int(self.n_jobs[slot])
+        self.n_jobs[slot] = n + 1
+        self.hosted[slot] += 1
+        self.busy[slot] += r * runtime
+        if departure > self.last_departure[slot]:
+            self.last_departure[slot] = departure
+        if slot not in self.dirty:
+            self._include(slot, n, arrival, departure)
+
+    def remove(self, slot: int, job: int, r: float) -> None:
+        """A job left ``slot``: free its capacity."""
+        self.free[slot] += r
+        self.members[slot].discard(job)
+        self.n_jobs[slot] -= 1
+        self.dirty.add(slot)
+
+    def release(self, slot: int, now: float) -> VmRecord:
+        """Release an idle VM now, write its ledger line, and free the slot."""
+        if self.n_jobs[slot]:
+            raise RuntimeError(f"VM {self.vm_id[slot]} released at {now} while hosting {self.n_jobs[slot]} job(s)")
+        k = int(self.vm_type[slot])
+        units = self.billing.units(float(self.anchor[slot]), now)
+        hourly = float(self.rate[slot])
+        record = VmRecord(
+            vm_id=int(self.vm_id[slot]), vm_type=self.catalog.names[k], boot_start=float(self.boot_start[slot]),
+            ready_at=float(self.ready_at[slot]), released_at=now, anchor=float(self.anchor[slot]), units=units,
+            hourly=hourly, cost=units * hourly, jobs_hosted=int(self.hosted[slot]),
+            busy_capacity_s=float(self.busy[slot]), capacity=float(self.capacity[slot]),
+            option=OPTIONS[int(self.option[slot])],
+        )
+        self.ledger.append(record)
+        self.vm_id[slot], self.vm_type[slot], self.free[slot] = -1, -1, -1.0
+        self.dirty.discard(slot)
+        heapq.heappush(self._spare, slot)
+        return record
+
+    def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray) -> Fleet:
+        """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first."""
+        n = self.n_slots
+        if stats:
+            self._refresh(arrival, departure)
+        return Fleet(
+            now=now, boot_time=self.boot_time, free=self.free[:n], capacity=self.capacity[:n],
+            vm_type=self.vm_type[:n], ready_at=self.ready_at[:n], anchor=self.anchor[:n],
+            last_departure=self.last_departure[:n], n_jobs=self.n_jobs[:n],
+            arr_min=self.arr_min[:n], arr_max=self.arr_max[:n], arr_sum=self.arr_sum[:n],
+            dep_min=self.dep_min[:n], dep_max=self.dep_max[:n],
+            btu=self.billing.btu, new_rollover=self.billing.time_to_rollover(self.billing.anchor(now), now),
+            type_capacity=self.catalog.capacity, type_order=self._type_order, rate=self.marginal[:n],
+        )
+
+    def _clear_stats(self, slot: int) -> None:
+        for name in ("arr_min", "arr_max", "dep_min", "dep_max"):
+            getattr(self, name)[slot] = np.nan
+        self.arr_sum[slot] = 0.0
+
+    def _include(self, slot: int, n: int, arrival: float, departure: float) -> None:
+        if n == 0:
+            self.arr_min[slot] = self.arr_max[slot] = arrival
+            self.dep_min[slot] = self.dep_max[slot] = departure
+            self.arr_sum[slot] = arrival
+            return
+        self.arr_min[slot] = min(self.arr_min[slot], arrival)
+        self.arr_max[slot] = max(self.arr_max[slot], arrival)
+        self.dep_min[slot] = min(self.dep_min[slot], departure)
+        self.dep_max[slot] = max(self.dep_max[slot], departure)
+        self.arr_sum[slot] += arrival
+
+    def _refresh(self, arrival: np.ndarray, departure: np.ndarray) -> None:
+        for slot in self.dirty:
+            members = list(self.members[slot])
+            if not members:
+                self._clear_stats(slot)
+                continue
+            a, d = arrival[members], departure[members]
+            self.arr_min[slot], self.arr_max[slot], self.arr_sum[slot] = a.min(), a.max(), a.sum()
+            self.dep_min[slot], self.dep_max[slot] = d.min(), d.max()
+        self.dirty.clear()

@@ -1,0 +1,121 @@
+"""Invariant checks of ``validate=True`` runs.
+
+Every tick: each job is placed at most once and none is lost; no VM holds more than its capacity
+(recomputed from the jobs on it, not trusted from the engine's counters); no job starts before its
+arrival or before its VM finished booting; with reservations, no more VMs hold an option than were
+bought. At every release: the billed time covers the VM's whole life and every job it hosted, and a
+heavy reservation goes only once the run drains. At the end: every job placed and departed, every
+VM released.
+A failed check raises :class:`InvariantError` naming the job or VM, the time and the values.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from broker.coh.pool import VmRecord
+from broker.pricing.book import HEAVY
+
+if TYPE_CHECKING:
+    from broker.coh.world import Engine
+
+EPS = 1e-6
+
+
+class InvariantError(AssertionError):
+    """A simulation invariant does not hold."""
+
+
+class Validator:
+    """Checks the invariants of one engine (see the module docstring)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._checked = 0
+
+    def at_tick(self, now: float) -> None:
+        """Checks after a decision tick at ``now``."""
+        e = self.engine
+        placed = np.flatnonzero(e.job_slot >= 0)
+        self._check_new_starts(placed, now)
+        active = placed[~(e.job_end[placed] <= now)]
+        pool = e.pool
+        load = np.bincount(e.job_slot[active], weights=e.jobs.r[active], minlength=pool.n_slots)
+        alive = pool.alive
+        over = np.flatnonzero(alive & (load > pool.capacity[: pool.n_slots] + EPS))
+        if len(over):
+            s = over[0]
+            raise InvariantError(f"t={now}: VM {pool.vm_id[s]} holds {load[s]} > capacity {pool.capacity[s]}")
+        held = pool.capacity[: pool.n_slots] - pool.free[: pool.n_slots]
+        drift = np.flatnonzero(alive & (np.abs(held - load) > EPS))
+        if len(drift):
+            s = drift[0]
+            raise InvariantError(f"t={now}: VM {pool.vm_id[s]} books {held[s]} used, its jobs hold {load[s]}")
+        slots = e.job_slot[active]
+        if np.any(pool.vm_id[slots] < 0):
+            raise InvariantError(f"t={now}: a running job sits on a released VM")
+        self._check_reservations(now)
+        booting = np.flatnonzero(e.job_start[active] < pool.ready_at[slots] - EPS)
+        if len(booting):
+            i = active[booting[0]]
+            raise InvariantError(f"job {e.jobs.job_id[i]} starts at {e.job_start[i]} on VM {e.job_vm[i]} "
+                                 f"before it finished booting at {pool.ready_at[e.job_slot[i]]}")
+
+    def _check_reservations(self, now: float) -> None:
+        e = self.engine
+        if e.reservations is None:
+            return
+        pool = e.pool
+        alive = pool.alive
+        held = np.zeros_like(e.reservations.limit)
+        np.add.at(held, (pool.vm_type[: pool.n_slots][alive], pool.option[: pool.n_slots][alive]), 1)
+        held[:, 0] = 0  # on-demand is unlimited
+        if np.any(held > e.reservations.limit) or np.any(held != e.reservations.in_use):
+            raise InvariantError(f"t={now}: VMs per (type, option) {held.tolist()} vs bought "
+                                 f"{e.reservations.limit.tolist()} / booked in use {e.reservations.in_use.tolist()}")
+
+    def _check_new_starts(self, placed: np.ndarray, now: float) -> None:
+        e = self.engine
+        if len(placed) < self._checked:
+            raise InvariantError(f"t={now}: a placed job lost its VM")
+        self._checked = len(placed)
+        start, arrival = e.job_start[placed], e.jobs.arrival[placed]
+        early = np.flatnonzero(start < arrival - EPS)
+        if len(early):
+            i = placed[early[0]]
+            raise InvariantError(
+                f"job {e.jobs.job_id[i]} starts at {start[early[0]]} before its arrival {arrival[early[0]]}"
+            )
+
+    def at_release(self, record: VmRecord) -> None:
+        """Checks for a VM just released: billed time >= leased time >= the life of its jobs."""
+        e = self.engine
+        billed_until = record.anchor + record.units * e.billing.btu
+        if record.anchor > record.boot_start + EPS or billed_until < record.released_at - EPS:
+            raise InvariantError(f"VM {record.vm_id}: billed [{record.anchor}, {billed_until}] does not cover "
+                                 f"its lease [{record.boot_start}, {record.released_at}]")
+        if record.option == HEAVY and not e.departed == len(e.jobs):
+            raise InvariantError(f"VM {record.vm_id}: heavy reservation released at {record.released_at} "
+                                 f"with {len(e.jobs) - e.departed} job(s) still to run")
+        jobs = np.flatnonzero(e.job_vm == record.vm_id)
+        if len(jobs) != record.jobs_hosted:
+            raise InvariantError(f"VM {record.vm_id}: ledger says {record.jobs_hosted} jobs, found {len(jobs)}")
+        early = len(jobs) and e.job_start[jobs].min() < record.ready_at - EPS
+        if early or (len(jobs) and e.job_end[jobs].max() > record.released_at + EPS):
+            raise InvariantError(f"VM {record.vm_id}: a job ran outside [{record.ready_at}, {record.released_at}]")
+
+    def at_end(self) -> None:
+        """Every job placed and departed; every VM released; ledger consistent."""
+        e = self.engine
+        missing = np.flatnonzero(e.job_slot < 0)
+        if len(missing):
+            raise InvariantError(f"{len(missing)} job(s) never placed, e.g. job {e.jobs.job_id[missing[0]]}")
+        if e.departed != len(e.jobs):
+            raise InvariantError(f"{len(e.jobs) - e.departed} job(s) never departed")
+        if np.any(e.pool.alive):
+            raise InvariantError("VMs still leased at the end of the run")
+        ids = [r.vm_id for r in e.pool.ledger]
+        if len(set(ids)) != len(ids):
+            raise InvariantError("a VM was released twice")

@@ -1,0 +1,131 @@
+"""The hybrid site (local EASY + cloud cap V), its metrics and the leasing policies, by hand-worked cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from broker.hybrid.leasing import QLearner, learn_step, rewards_of, run_policy
+from broker.hybrid.site import CLOUD, LOCAL, HybridSite, balance, run_constant
+from workloads.rigid import RigidJobs
+
+
+def rigid(submit, runtime, nodes) -> RigidJobs:
+    runtime = np.asarray(runtime, float)
+    return RigidJobs(submit=np.asarray(submit, float), runtime=runtime, estimate=runtime,
+                     nodes=np.asarray(nodes, np.int64))
+
+
+def test_a_waiting_job_moves_to_the_cloud_when_it_fits_under_the_cap() -> None:
+    # 4 local nodes busy until 100; job 1 (2 nodes, 50 s) arrives at 10
+    jobs = rigid([0, 10], [100, 50], [4, 2])
+    local, fits, too_small = run_constant(jobs, 4, 0), run_constant(jobs, 4, 2), run_constant(jobs, 4, 1)
+    assert (local.twt, local.cost) == (90.0, 0.0)
+    assert (fits.twt, fits.cost) == (0.0, 100.0) and fits.site.tolist() == [LOCAL, CLOUD]
+    assert (too_small.twt, too_small.cost) == (90.0, 0.0)
+    b = balance(fits.twt, fits.cost, local.twt, run_constant(jobs, 4, math.inf).cost)
+    assert (b.twt_pct, b.twt_imp_pct, b.c_pct, b.balance) == (0.0, 100.0, 100.0, 0.0)
+
+
+def test_easy_runs_again_when_a_transfer_takes_the_queue_head() -> None:
+    # job 1 (4 nodes) blocks the head; job 2 (1 node, 500 s) cannot backfill behind it. Once job 1 goes
+    # to the cloud, job 2 heads the queue and starts locally at once, not when job 1 ends.
+    jobs = rigid([0, 1, 1], [100, 10, 500], [3, 4, 1])
+    result = run_constant(jobs, 4, 4)
+    assert result.start.tolist() == [0, 1, 1] and result.site.tolist() == [LOCAL, CLOUD, LOCAL]
+    assert (result.twt, result.cost) == (0.0, 40.0)
+
+
+def test_a_new_cap_applies_at_the_step_boundary() -> None:
+    jobs = rigid([0, 10], [100, 50], [4, 2])
+    site = HybridSite.empty(jobs, 4)
+    site.run(50.0, 0)
+    assert site.cluster.queue == [1] and site.wait_s == 40.0
+    site.run(math.inf, 2)
+    assert site.drain_log()[-1] == (1, 50.0, CLOUD)
+    assert (site.wait_s, site.cloud_cpu_s) == (40.0, 100.0)
+
+
+def test_stepped_constant_equals_one_run_and_metrics_split_over_steps() -> None:
+    rng = np.random.default_rng(3)
+    n = 300
+    jobs = rigid(np.sort(rng.integers(0, 5 * 86400, n)), rng.integers(60, 20000, n), rng.integers(1, 17, n))
+    whole = run_constant(jobs, 16, 5)
+    stepped = run_policy(jobs, 16, "constant", cap=5, step=3600.0).result
+    assert stepped.twt == pytest.approx(whole.twt) and stepped.cost == pytest.approx(whole.cost)
+    np.testing.assert_array_equal(stepped.start, whole.start)
+    assert whole.cost == pytest.approx(float(np.sum(jobs.runtime * jobs.nodes * (whole.site == CLOUD))))
+    waits = whole.start - jobs.submit
+    assert whole.twt == pytest.approx(float(waits.sum()))
+
+
+def test_q_values_follow_the_paper_update() -> None:
+    learner = QLearner(2)
+    assert rewards_of({0: -5.0, 1: 15.0, 2: 5.0}) == {0: 0.0, 1: 1.0, 2: 0.5}
+    assert learner.update({0: 0.0, 1: 1.0, 2: 0.5}) == 1
+    np.testing.assert_allclose(learner.q, [0.0, 0.1, 0.05])
+    assert learner.update({0: 1.0, 1: 0.0, 2: 0.0}) == 0  # max Q 0.1 before the update
+    np.testing.assert_allclose(learner.q, [0.101, 0.091, 0.046])
+    assert QLearner(3).update(dict.fromkeys(range(4), 1.0)) == 0  # ties go to the smallest V
+    assert rewards_of({0: 2.0, 1: 2.0}) == {0: 1.0, 1: 1.0}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("policy", ["qlearning", "epsilon"])
+def test_shared_clones_give_the_same_run_as_simulating_every_v(seed: int, policy: str) -> None:
+    rng = np.random.default_rng(seed)
+    n, m = 400, 16
+    widths = rng.integers(1, 17, n) if seed % 2 else rng.choice([1, 1, 1, 2, 4, 16], n)
+    jobs = rigid(np.sort(rng.integers(0, 3 * 86400, n)), rng.integers(60, 30000, n), widths)
+    step = 86400.0 if seed < 3 else 7200.0
+    shared = run_policy(jobs, m, policy, step=step, seed=seed)
+    naive = run_policy(jobs, m, policy, step=step, seed=seed, share=False)
+    assert shared.result.caps == naive.result.caps
+    assert np.array_equal(shared.q, naive.q)
+    assert shared.cumulative == naive.cumulative
+    assert np.array_equal(shared.result.start, naive.result.start)
+    assert np.array_equal(shared.result.site, naive.result.site)
+    assert shared.simulated <= naive.simulated
+
+
+def test_q_learning_step_continues_the_chosen_clone() -> None:
+    jobs = rigid([0, 10, 20], [100, 50, 50], [4, 2, 2])
+    site = HybridSite.empty(jobs, 4)
+    learner = QLearner(4)
+    outcome = learn_step(site, 86400.0, learner, range(5), 0)
+    # the step ran under V = 0 (the first cap); its clone continues, jobs waited locally
+    assert outcome.site.drain_log() == [(0, 0.0, LOCAL), (1, 100.0, LOCAL), (2, 100.0, LOCAL)]
+    assert site.now == 0.0 and outcome.site.now == 86400.0
+    # V = 0, 1: both wait (twt 170 s, c 0): balance 0. V >= 4: both go out at once (twt 0, c 200 = c_ref):
+    # balance 0. V = 2, 3: job 2 waits for job 1's cloud nodes (twt 40 s, c 200): balance -23.5, reward 0
+    np.testing.assert_allclose(learner.q, [0.1, 0.1, 0.0, 0.0, 0.1])
+    assert outcome.cap == 0
+
+
+def local_nodes_never_exceed(result, jobs: RigidJobs, m: int) -> bool:
+    local = result.site == LOCAL
+    times = np.concatenate((result.start[local], (result.start + jobs.runtime)[local]))
+    delta = np.concatenate((jobs.nodes[local], -jobs.nodes[local]))
+    order = np.lexsort((delta, times))
+    return bool(np.cumsum(delta[order]).max(initial=0) <= m)
+
+
+@pytest.mark.parametrize("policy", ["random", "qlearning", "epsilon"])
+def test_stepped_policies_equal_a_replay_of_their_caps(policy: str) -> None:
+    # whatever the policy and its clones, the run it reports is the run its caps give
+    rng = np.random.default_rng(11)
+    n = 400
+    jobs = rigid(np.sort(rng.integers(0, 4 * 86400, n)), rng.integers(60, 40000, n), rng.integers(1, 17, n))
+    run = run_policy(jobs, 16, policy, seed=2, step=21600.0)
+    site = HybridSite.empty(jobs, 16)
+    t = site.now
+    for cap in run.result.caps:
+        site.run(t + 21600.0, cap)
+        t += 21600.0
+    assert (run.result.twt, run.result.cost) == (site.wait_s, site.cloud_cpu_s) == run.cumulative[-1]
+    assert len(run.cumulative) == len(run.result.caps)
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(run.cumulative, run.cumulative[1:], strict=False))
+    assert local_nodes_never_exceed(run.result, jobs, 16)
+    assert not np.isnan(run.result.start).any() and np.all(run.result.start >= jobs.submit)

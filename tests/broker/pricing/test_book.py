@@ -1,0 +1,46 @@
+"""Price books: the bundled CoH Table 5 book, validation errors naming file, entry and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from broker.pricing.book import PriceBookError, load_price_book
+from workloads.pricebooks import bundled_price_books
+
+
+def test_bundled_book_is_coh_table_5() -> None:
+    book = load_price_book()
+    assert "ec2-2013" in bundled_price_books()
+    assert {t.name: t.capacity for t in book.types} == {"small": 100, "large": 410}
+    expect = {
+        ("small", "on-demand"): (0.065, 0), ("large", "on-demand"): (0.26, 0),
+        ("small", "reserved-light"): (0.039, 69), ("large", "reserved-light"): (0.156, 276),
+        ("small", "reserved-medium"): (0.024, 160), ("large", "reserved-medium"): (0.096, 640),
+        ("small", "reserved-heavy"): (0.016, 195), ("large", "reserved-heavy"): (0.064, 780),
+    }
+    for (name, option), (hourly, upfront) in expect.items():
+        offer = book.offer(name, option)
+        assert offer is not None and (offer.hourly, offer.upfront) == (hourly, upfront)
+    catalog = book.catalog()
+    assert catalog.most_cost_efficient() == 1  # large: 410 / 0.26 > 100 / 0.065
+    assert catalog.cost_efficient_for(100) == 1
+
+
+def test_book_from_a_path_and_its_errors(tmp_path: Path) -> None:
+    good = tmp_path / "mine.toml"
+    good.write_text('name = "mine"\n[[instance_types]]\nname = "a"\ncapacity = 8\n'
+                    '[[offers]]\ninstance_type = "a"\noption = "on-demand"\nhourly = 0.5\n')
+    assert load_price_book(good).catalog().hourly.tolist() == [0.5]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[instance_types]]\nname = "a"\ncapacity = "big"\n'
+                   '[[offers]]\ninstance_type = "a"\noption = "on-demand"\nhourly = 0.5\n')
+    with pytest.raises(PriceBookError, match=r"bad\.toml: instance_types\[0\]: field 'capacity'"):
+        load_price_book(bad)
+    bad.write_text('[[instance_types]]\nname = "a"\ncapacity = 4\n'
+                   '[[offers]]\ninstance_type = "b"\noption = "on-demand"\nhourly = 0.5\n')
+    with pytest.raises(PriceBookError, match=r"offers\[0\]: field 'instance_type'"):
+        load_price_book(bad)
+    with pytest.raises(ValueError, match="unknown price book"):
+        load_price_book("nope")
