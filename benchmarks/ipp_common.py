@@ -19,7 +19,7 @@ from broker.coh.ipp_member import make_instance
 from broker.coh.objective import plan_cost
 from broker.coh.policy import batch_of
 from broker.coh.portfolio import CohPolicy
-from broker.coh.world import Engine, EngineConfig
+from broker.coh.world import CohWorld, EngineConfig, run
 from broker.pricing.billing import Billing
 from broker.pricing.book import load_price_book
 from broker.sim.recorder import Recorder
@@ -76,7 +76,7 @@ class Capturing(CohPolicy):
 def replay_capture(jobs: JobTable, keep: Callable[[int, Batch, Fleet], bool]) -> list[tuple[Batch, Fleet]]:
     """Replay ``jobs`` with CoH over the trio; the (batch, fleet) of every tick ``keep`` accepts."""
     policy = Capturing(keep)
-    Engine(jobs, CATALOG, policy, EngineConfig()).run()
+    run(CohWorld(jobs, CATALOG, EngineConfig(), lookahead=policy.lookahead), policy)
     return policy.cases
 
 

@@ -7,11 +7,13 @@ sweep is one cell per V; 1000 random-policy runs are one configuration repeated 
     from broker.sweep import cells, run_sweep
 
     grid = cells([{"policy": "constant", "v": v} for v in range(101)], name="leasing", root_seed=7)
-    results = run_sweep(leasing_cell, grid, store=Path("results/leasing"), backend="loky")
+    with joblib.parallel_config(backend="loky"):       # or "dask" with a distributed.Client, or "ray"
+        results = run_sweep(leasing_cell, grid, store=Path("results/leasing"))
 
-- **One runner, pluggable engines.** Cells go through :class:`joblib.Parallel` under
-  :func:`joblib.parallel_config`: ``"loky"`` (processes on this machine), ``"threading"``,
-  ``"sequential"``, ``"dask"`` (a ``distributed`` cluster) or ``"ray"``. The cell code does not change.
+- **One runner; the caller picks the engine.** Cells go through :class:`joblib.Parallel`, which runs
+  them on whatever backend the caller set with :func:`joblib.parallel_config` (loky processes on
+  this machine by default, threading, sequential, Dask ``distributed`` or Ray). This module never
+  names a backend; the CLI sets one up (:mod:`broker.cli.backends`). The cell code does not change.
 - **Seeds.** :func:`cells` gives cell ``i`` child ``i`` of ``numpy.random.SeedSequence(root_seed).spawn(n)``
   (as a 63-bit integer), so a cell's seed depends on neither the backend nor the number of workers.
 - **Store.** With ``store``, each finished cell is written as soon as it arrives at the caller, as one JSON
@@ -24,12 +26,12 @@ sweep is one cell per V; 1000 random-policy runs are one configuration repeated 
 The cell function must be importable by the workers (a module-level function of an installed module for
 Dask and Ray with processes; :func:`functools.partial` of one is fine) and return a JSON-able dict.
 Results come back in cell order, always as decoded from their JSON text, so a fresh run and a resumed run
-return equal values.
+return equal values. Cells that read a large input (a trace) keep it in a :class:`Memo`, an explicit
+per-process memo, so the cells a worker runs read it once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -37,18 +39,18 @@ import operator
 import os
 import tempfile
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, TypeVar
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+from joblib import Parallel, delayed, effective_n_jobs
 
 log = logging.getLogger(__name__)
 
-Backend = Literal["loky", "threading", "sequential", "dask", "ray"]
-BACKENDS: tuple[Backend, ...] = ("loky", "threading", "sequential", "dask", "ray")
+V = TypeVar("V")
 #: ``fn(config, seed) -> result``: a pure function returning a JSON-able dict.
 CellFunction = Callable[[dict[str, Any], int], dict[str, Any]]
 
@@ -194,53 +196,11 @@ def _run_cell(fn: CellFunction, key: str, config_json: str, seed: int) -> tuple[
         return key, None, traceback.format_exc()
 
 
-@contextlib.contextmanager
-def _engine(backend: Backend, address: str | None) -> Iterator[dict[str, Any]]:
-    """Set up the backend; yield the extra arguments for :func:`joblib.parallel_config`."""
-    if backend in ("loky", "threading", "sequential"):
-        if address is not None:
-            raise ValueError(f"address is for the dask and ray backends, not {backend!r}")
-        yield {}
-    elif backend == "dask":
-        try:
-            import distributed
-        except ImportError as e:
-            raise ImportError("backend 'dask' needs dask and distributed (extra 'cluster')") from e
-        if address is not None:
-            with distributed.Client(address, set_as_default=False) as client:
-                yield {"client": client}
-            return
-        try:
-            client = distributed.get_client()
-        except ValueError as e:
-            raise ValueError("backend 'dask' needs a distributed cluster: create a distributed.Client first "
-                             "(e.g. Client(LocalCluster())) or pass address='tcp://scheduler:8786'") from e
-        yield {"client": client}
-    elif backend == "ray":
-        try:
-            import ray
-            from ray.util.joblib import register_ray
-        except ImportError as e:
-            raise ImportError("backend 'ray' needs ray (extra 'cluster')") from e
-        register_ray()
-        if ray.is_initialized():
-            yield {}
-            return
-        if address is None:
-            raise ValueError("backend 'ray' needs a Ray cluster: call ray.init(...) first or pass address='host:6379'")
-        ray.init(address=address)
-        try:
-            yield {}
-        finally:
-            ray.shutdown()
-    else:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
-
-
-def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = None, backend: Backend = "loky",
-              n_jobs: int = -1, address: str | None = None,
+def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = None, n_jobs: int = -1,
               progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Run ``fn(cell.config, cell.seed)`` for every cell not yet in ``store``; the results in cell order.
+
+    The cells run on the joblib backend the caller chose with :func:`joblib.parallel_config`.
 
     Parameters
     ----------
@@ -250,14 +210,8 @@ def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = N
         The cells; cells with equal keys run once.
     store : Path, optional
         Directory of finished cells (created if missing). Without it nothing is skipped or written.
-    backend : {"loky", "threading", "sequential", "dask", "ray"}
-        The joblib backend. ``"dask"`` uses the current ``distributed`` client, or connects to
-        ``address``; ``"ray"`` uses the initialised Ray runtime, or ``ray.init(address=address)`` for
-        the sweep's duration.
     n_jobs : int
-        Workers for loky and threading (-1: all cores); Dask and Ray use the whole cluster when -1.
-    address : str, optional
-        Scheduler address of a Dask or Ray cluster.
+        Workers (-1: all cores, or the whole Dask or Ray cluster).
     progress : callable, optional
         ``progress(done, total)``: once with the cells found in the store, then after each finished cell.
 
@@ -276,8 +230,7 @@ def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = N
             if found is not None:
                 results[key] = found
     todo = [c for k, c in by_key.items() if k not in results]
-    log.info("sweep of %d cells (%d distinct): %d stored, %d to run on %s", total, len(by_key),
-             len(results), len(todo), backend)
+    log.info("sweep of %d cells (%d distinct): %d stored, %d to run", total, len(by_key), len(results), len(todo))
     done = sum(1 for c in cells if c.key in results)
     if progress is not None:
         progress(done, total)
@@ -286,22 +239,21 @@ def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = N
         counts[c.key] = counts.get(c.key, 0) + 1
     failures: list[tuple[Cell, str]] = []
     if todo:
-        with _engine(backend, address) as backend_args, parallel_config(backend=backend, **backend_args):
-            for key, text, error in _outcomes(fn, todo, n_jobs):
-                cell = by_key[key]
-                if error is not None:
-                    log.warning("cell %s (config %s, seed %d) failed: %s", key, _canonical(cell.config), cell.seed,
-                                error.strip().splitlines()[-1] if error.strip() else "?")
-                    failures.append((cell, error))
-                    continue
-                assert text is not None
-                result = json.loads(text)
-                if store is not None:
-                    _write(store / f"{key}.json", cell, result)
-                results[key] = result
-                done += counts[key]
-                if progress is not None:
-                    progress(done, total)
+        for key, text, error in _outcomes(fn, todo, n_jobs):
+            cell = by_key[key]
+            if error is not None:
+                log.warning("cell %s (config %s, seed %d) failed: %s", key, _canonical(cell.config), cell.seed,
+                            error.strip().splitlines()[-1] if error.strip() else "?")
+                failures.append((cell, error))
+                continue
+            assert text is not None
+            result = json.loads(text)
+            if store is not None:
+                _write(store / f"{key}.json", cell, result)
+            results[key] = result
+            done += counts[key]
+            if progress is not None:
+                progress(done, total)
     if failures:
         order = {k: i for i, k in enumerate(by_key)}
         raise SweepError(sorted(failures, key=lambda f: order[f[0].key]), total)
@@ -325,3 +277,36 @@ def _outcomes(fn: CellFunction, todo: list[Cell], n_jobs: int) -> Iterator[tuple
         return
     with parallel:
         yield from parallel(tasks)
+
+
+class Memo(Generic[V]):
+    """An explicit per-process memo of a few values by key (a sweep's cells share a few workloads).
+
+    ``get(key, build)`` returns the value kept for ``key``, or builds it with ``build()`` and keeps
+    it, dropping the least recently used value beyond ``size``. Each worker process has its own
+    memo; :meth:`clear` empties it.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        if size < 1:
+            raise ValueError(f"a memo holds at least one value, got size {size}")
+        self.size = size
+        self._values: OrderedDict[Hashable, V] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def get(self, key: Hashable, build: Callable[[], V]) -> V:
+        """The value of ``key``, built once per process."""
+        if key in self._values:
+            self._values.move_to_end(key)
+            return self._values[key]
+        value = build()
+        self._values[key] = value
+        if len(self._values) > self.size:
+            self._values.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        """Forget every value."""
+        self._values.clear()

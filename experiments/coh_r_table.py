@@ -82,10 +82,11 @@ def midpoint(jobs: JobTable) -> float:
 
 def summary_of(result: Any) -> dict[str, Any]:
     """The figures kept per replay (costs in $, hours in h)."""
-    s, vms = result.summary, result.vms
-    span = float((vms["released_at"].max() - vms["boot_start"].min()) / 3600) if len(vms) else 0.0
+    s, vms = result.summary, result.instances
+    span = float((vms["released_at"].max() - vms["hired_at"].min()) / 3600) if len(vms) else 0.0
     return {"cost": s.cost, "cost_over_lb": s.cost_over_lb, "lower_bound": s.lower_bound,
-            "utilization": s.utilization, "jobs": s.jobs, "vm_hours": s.vm_hours, "vms": s.vms,
+            "utilization": s.utilization, "jobs": s.jobs, "vm_hours": s.instance_hours_by_type,
+            "vms": s.instances_by_type,
             "upfront_amortized": s.upfront_amortized, "cost_by_option": s.cost_by_option,
             "span_hours": span, "policy_stats": s.policy_stats}
 

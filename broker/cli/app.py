@@ -14,16 +14,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import numpy as np
 import typer
 from rich.table import Table
 
+from broker.cli.backends import BACKENDS, joblib_backend
 from broker.cli.cluster import cluster_app
 from broker.cli.console import bar as _bar
 from broker.cli.console import err, out
-from broker.cli.files import TableFormat, read_demand, read_plan, write_tables
+from broker.cli.files import TableFormat, read_demand, read_plan, write_result
 from broker.coh.metrics import RunResult
 from broker.coh.simulate import RESERVED_POLICIES, SimulationConfig, replay_demand, simulate
 from broker.hybrid import plots
@@ -42,7 +43,7 @@ from broker.pricing.billing import Charging
 from broker.pricing.book import DEFAULT_PRICE_BOOK, HEAVY, RESERVED_OPTIONS, PriceBook, load_price_book
 from broker.pricing.reservations import PlanError, ReservationPlan
 from broker.sim.recorder import Recorder
-from broker.sweep import Backend, run_sweep
+from broker.sweep import run_sweep
 from heuristics.backfill import Discipline
 from heuristics.registry import HEURISTICS, PAPER_TRIO
 from solvers.base import list_solvers
@@ -145,7 +146,8 @@ def simulate_cmd(
     wall = time.perf_counter() - started
     payload = _payload(result, work, config, seed, wall)
     if out_dir is not None:
-        write_tables(result, out_dir, fmt=_format(fmt), extra={k: payload[k] for k in ("workload", "config", "seed")})
+        write_result(result, out_dir, fmt=_format(fmt),
+                     summary={**result.summary.to_dict(), **{k: payload[k] for k in ("workload", "config", "seed")}})
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
@@ -267,8 +269,8 @@ def _print_summary(result: RunResult, work: _Workload, wall: float) -> None:
     table.add_row("lower bound (LB)", f"${s.lower_bound:,.2f}")
     table.add_row("cost / LB", f"{s.cost_over_lb:.3f}")
     table.add_row("utilization", f"{s.utilization:.1%}")
-    for vm_type, count in s.vms.items():
-        table.add_row(f"VMs {vm_type}", f"{count:,} ({s.vm_hours[vm_type]:,.0f} h)")
+    for vm_type, count in s.instances_by_type.items():
+        table.add_row(f"VMs {vm_type}", f"{count:,} ({s.instance_hours_by_type[vm_type]:,.0f} h)")
     table.add_row("wait mean / max", f"{s.wait_mean_s:.1f} s / {s.wait_max_s:.1f} s")
     stats = s.policy_stats
     wins = stats.get("wins", {})
@@ -498,8 +500,8 @@ def leasing_sweep_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Every constant V and repeated random-V runs through the sweep runner (resumable with --store)."""
-    if backend not in ("loky", "dask", "ray"):
-        raise typer.BadParameter("--backend must be loky, dask or ray")
+    if backend not in BACKENDS:
+        raise typer.BadParameter(f"--backend must be one of {', '.join(BACKENDS)}")
     swf = _load(trace, False)
     m = nodes or swf.header.max_procs or swf.header.max_nodes
     if not m:
@@ -514,10 +516,8 @@ def leasing_sweep_cmd(
     ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
                                      random_runs=random_runs, root_seed=seed)
     todo = [*ref, *const, *rand]
-    mode = cast(Backend, backend)
-    with _bar("cells", len(todo), quiet=not err.is_terminal) as progress:
-        results = run_sweep(sweep_cell, todo, store=store, backend=mode, n_jobs=n_jobs, address=scheduler,
-                            progress=progress)
+    with _bar("cells", len(todo), quiet=not err.is_terminal) as progress, joblib_backend(backend, scheduler):
+        results = run_sweep(sweep_cell, todo, store=store, n_jobs=n_jobs, progress=progress)
     by_cap = {int(c.config["cap"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
     summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values},
                               results[1 + len(const):])

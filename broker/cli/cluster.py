@@ -6,17 +6,17 @@ import json
 import time
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
-import numpy as np
 import pandas as pd
 import typer
 from rich.table import Table
 
+from broker.cli.backends import BACKENDS, joblib_backend
 from broker.cli.console import bar, err, out
-from broker.cli.files import write_frames
+from broker.cli.files import write_result
 from broker.cloudcluster import plots
-from broker.cloudcluster.site import simulate_cluster
+from broker.cloudcluster.simulate import simulate_cluster
 from broker.cloudcluster.sweep import (
     CLUSTER_BOOK,
     SETTINGS,
@@ -24,11 +24,11 @@ from broker.cloudcluster.sweep import (
     cluster_cell,
     grid,
     policy_of,
-    site_of,
     sweep_table,
+    terms_of,
     workload_of,
 )
-from broker.sweep import Backend, cells, run_sweep
+from broker.sweep import cells, run_sweep
 
 cluster_app = typer.Typer(help="A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6).",
                           invoke_without_command=True)
@@ -71,7 +71,7 @@ def cluster_cmd(
                                 "delay_min": delay, "burst_ratio": burst_ratio, "wait_next_hour_min": wait_next_hour,
                                 "charging": charging, "boot_s": boot}
     try:
-        policy, site = policy_of(settings), site_of(settings, price_book)
+        policy, terms = policy_of(settings), terms_of(settings, price_book)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
     if volumes is not None and trace is None:
@@ -85,19 +85,19 @@ def cluster_cmd(
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
-    result = simulate_cluster(jobs, policy, site, seed=seed)
-    payload = {"workload": trace or f"synthetic x{scale:g}", "parallel": parallel, **settings, **result.summary(),
-               "egress_by_month": {str(np.datetime64(m, "M")): c for m, c in result.egress_by_month.items()},
-               "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
+    result = simulate_cluster(jobs, policy, terms, seed=seed)
+    payload = {"workload": trace or f"synthetic x{scale:g}", "parallel": parallel, **settings,
+               **result.summary.to_dict(), "users": len(result.users), "seed": seed,
+               "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_frames({"jobs": result.jobs, "instances": result.ledger, "users": result.users}, payload, out_dir,
-                     fmt="csv" if fmt == "csv" else "parquet")
+        write_result(result, out_dir, fmt="csv" if fmt == "csv" else "parquet", summary=payload,
+                     frames={"users": result.users})
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     table = Table(title=f"cloud cluster on {payload['workload']}", show_header=False)
     for key in ("jobs", "instances", "peak_instances", "instance_hours", "instance_cost", "egress_cost", "cost",
-                "mean_overhead_s", "p95_overhead_s", "mean_wait_s", "wall_s"):
+                "overhead_mean_s", "overhead_p95_s", "wait_mean_s", "wall_s"):
         value = payload[key]
         table.add_row(key, f"{value:,.2f}" if isinstance(value, float) else f"{value:,}")
     out.print(table)
@@ -115,8 +115,8 @@ def cluster_sweep_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
     """Run a policy grid; write table.csv, pareto.png and (with caps) cap_benefit.png into --out."""
-    if backend not in ("loky", "dask", "ray"):
-        raise typer.BadParameter("--backend must be loky, dask or ray")
+    if backend not in BACKENDS:
+        raise typer.BadParameter(f"--backend must be one of {', '.join(BACKENDS)}")
     try:
         data = tomllib.loads(spec.read_text())
         configs = grid(data, source=str(spec))
@@ -124,9 +124,8 @@ def cluster_sweep_cmd(
         err.print(f"[red]error:[/red] {spec}: {e}" if not isinstance(e, SpecError) else f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
     todo = cells(configs, name=f"cluster-{data.get('name', spec.stem)}", root_seed=seed, paired=True)
-    with bar("cells", len(todo), quiet=not err.is_terminal) as progress:
-        results = run_sweep(cluster_cell, todo, store=store, backend=cast(Backend, backend), n_jobs=n_jobs,
-                            address=scheduler, progress=progress)
+    with bar("cells", len(todo), quiet=not err.is_terminal) as progress, joblib_backend(backend, scheduler):
+        results = run_sweep(cluster_cell, todo, store=store, n_jobs=n_jobs, progress=progress)
     table = sweep_table(configs, results)
     out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "table.csv", index=False)
@@ -139,11 +138,11 @@ def cluster_sweep_cmd(
         return
     show = table.sort_values("cost")
     t = Table(title=f"{name}: {len(table)} cells ({(table['pareto']).sum()} on the Pareto front) -> {out_dir}")
-    for col in ("family", "settings", "cost", "instance_cost", "egress_cost", "mean_overhead_s", "pareto"):
+    for col in ("family", "settings", "cost", "instance_cost", "egress_cost", "overhead_mean_s", "pareto"):
         t.add_column(col)
     for _, row in show.iterrows():
         varied = ", ".join(f"{k}={row[k]}" for k in SETTINGS if row[k] is not None and not pd.isna(row[k]))
         t.add_row(str(row["family"]), varied, f"{row['cost']:,.2f}", f"{row['instance_cost']:,.2f}",
-                  f"{row['egress_cost']:,.2f}", f"{row['mean_overhead_s']:,.1f}", "*" if row["pareto"] else "")
+                  f"{row['egress_cost']:,.2f}", f"{row['overhead_mean_s']:,.1f}", "*" if row["pareto"] else "")
     out.print(t)
 

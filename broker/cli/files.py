@@ -21,30 +21,25 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from broker.coh.metrics import RunResult
 from broker.planning.demand import Demand
 from broker.pricing.reservations import PlanError, ReservationPlan
+from broker.sim.result import Result
 
 TableFormat = Literal["parquet", "csv"]
 
 
-def write_tables(result: RunResult, out: Path, *, fmt: TableFormat = "parquet",
-                 extra: dict[str, Any] | None = None) -> list[Path]:
-    """Write ``jobs.<fmt>``, ``vms.<fmt>`` and ``summary.json`` into ``out``; returns the paths."""
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [_write(result.jobs, out / f"jobs.{fmt}", fmt), _write(result.vms, out / f"vms.{fmt}", fmt)]
-    summary = out / "summary.json"
-    summary.write_text(json.dumps({**result.summary.to_dict(), **(extra or {})}, indent=2, sort_keys=True) + "\n")
-    return [*paths, summary]
+def write_result(result: Result[Any], out: Path, *, fmt: TableFormat = "parquet", summary: dict[str, Any] | None = None,
+                 frames: dict[str, pd.DataFrame] | None = None) -> list[Path]:
+    """Write ``jobs.<fmt>``, ``instances.<fmt>`` (and any other ``frames``) and ``summary.json`` into ``out``.
 
-
-def write_frames(frames: dict[str, pd.DataFrame], summary: dict[str, Any], out: Path, *,
-                 fmt: TableFormat = "parquet") -> list[Path]:
-    """Write each frame as ``<name>.<fmt>`` and ``summary.json`` into ``out``; returns the paths."""
+    ``summary`` is what ``summary.json`` holds (default: the result's summary); returns the paths.
+    """
     out.mkdir(parents=True, exist_ok=True)
-    paths = [_write(frame, out / f"{name}.{fmt}", fmt) for name, frame in frames.items()]
+    tables = {"jobs": result.jobs, "instances": result.instances, **(frames or {})}
+    paths = [_write(frame, out / f"{name}.{fmt}", fmt) for name, frame in tables.items()]
     path = out / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    path.write_text(json.dumps(summary if summary is not None else result.summary.to_dict(), indent=2,
+                               sort_keys=True, default=str) + "\n")
     return [*paths, path]
 
 

@@ -16,10 +16,10 @@ def pareto(table: pd.DataFrame, *, title: str = "") -> Figure:
     ax = fig.add_subplot()
     markers = "osD^vP*Xh<>p"
     for i, (family, rows) in enumerate(table.groupby("family", sort=False)):
-        ax.scatter(rows["mean_overhead_s"], rows["cost"], s=18, marker=markers[i % len(markers)], label=family)
-    front = table[table["pareto"]].sort_values("mean_overhead_s")
-    ax.plot(front["mean_overhead_s"], front["cost"], color="black", linewidth=0.8, label="Pareto front")
-    ax.scatter(front["mean_overhead_s"], front["cost"], s=60, facecolors="none", edgecolors="black")
+        ax.scatter(rows["overhead_mean_s"], rows["cost"], s=18, marker=markers[i % len(markers)], label=family)
+    front = table[table["pareto"]].sort_values("overhead_mean_s")
+    ax.plot(front["overhead_mean_s"], front["cost"], color="black", linewidth=0.8, label="Pareto front")
+    ax.scatter(front["overhead_mean_s"], front["cost"], s=60, facecolors="none", edgecolors="black")
     ax.set_xscale("log")
     ax.set_xlabel("mean overhead per job (s, log scale)")
     ax.set_ylabel("cost ($)")

@@ -1,7 +1,8 @@
 """Policy sweeps for the cloud cluster: cells, grids from a spec, the Pareto front and ``B_c``.
 
 A cell is a pure function of its configuration and seed (:func:`cluster_cell`), so grids run through
-:func:`broker.sweep.run_sweep` on one machine, on Dask or on Ray, and resume from a store. A grid is
+:func:`broker.sweep.run_sweep` on one machine, on Dask or on Ray, and resume from a store; a worker
+reads each workload once (:data:`WORKLOADS`, an explicit per-process memo). A grid is
 described as data (a TOML file for ``cloudbroker cluster sweep``)::
 
     name = "lpc-egee"
@@ -26,7 +27,6 @@ the sweep runs in, by every worker: run from the same place, or give absolute pa
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,9 +35,21 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from broker.cloudcluster.policies import ClusterPolicy, KeepAlive, StartRule
-from broker.cloudcluster.site import CloudSite, simulate_cluster
+from broker.cloudcluster.policies import (
+    ClusterPolicy,
+    Delay,
+    EndOfPeriod,
+    IdleTimeout,
+    Merged,
+    NextHour,
+    PerUser,
+    StartRule,
+    parse_keepalive,
+)
+from broker.cloudcluster.simulate import simulate_cluster
+from broker.cloudcluster.world import CloudTerms
 from broker.pricing.book import load_price_book
+from broker.sweep import Memo
 from workloads.bursty import bursty_workload
 from workloads.cache import load_trace
 from workloads.htc import HtcJobs, Parallel, htc_view
@@ -54,40 +66,50 @@ class SpecError(ValueError):
 
 def policy_of(settings: Mapping[str, Any]) -> ClusterPolicy:
     """The :class:`ClusterPolicy` of a cell's settings (minutes as in the CLI)."""
-    minutes = {k: float(settings.get(k) or 0.0) * 60.0 for k in ("delay_min", "wait_next_hour_min")}
-    keep = settings.get("keepalive")
-    timeout = settings.get("idle_timeout_min")
-    ratio = settings.get("burst_ratio")
-    cap = settings.get("cap")
-    return ClusterPolicy(cap=None if cap in (None, "none") else int(cap), merge=bool(settings.get("merge", True)),
-                         keepalive=KeepAlive.parse(keep) if keep else None,
-                         idle_timeout=None if timeout is None else float(timeout) * 60.0,
-                         start=StartRule(delay=minutes["delay_min"], wait_next_hour=minutes["wait_next_hour_min"],
-                                         burst_ratio=None if ratio is None else float(ratio)))
+    delay, hold = (float(settings.get(k) or 0.0) * 60.0 for k in ("delay_min", "wait_next_hour_min"))
+    keep, timeout, ratio, cap = (settings.get(k) for k in ("keepalive", "idle_timeout_min", "burst_ratio", "cap"))
+    start: list[StartRule] = []
+    if delay or ratio is not None:
+        start.append(Delay(delay, burst_ratio=None if ratio is None else float(ratio)))
+    if hold:
+        start.append(NextHour(hold))
+    return ClusterPolicy(cap=None if cap in (None, "none") else int(cap),
+                         pools=Merged() if settings.get("merge", True) else PerUser(),
+                         keepalive=parse_keepalive(keep) if keep else None, start=tuple(start),
+                         release=EndOfPeriod() if timeout is None else IdleTimeout(float(timeout) * 60.0))
 
 
-def site_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> CloudSite:
-    """The :class:`CloudSite` of a cell's settings: the book's first instance type on demand."""
+def terms_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> CloudTerms:
+    """The :class:`CloudTerms` of a cell's settings: the book's first instance type on demand, its egress tiers."""
     book = load_price_book(book_name)
     offer = book.offer(book.types[0].name, "on-demand")
     assert offer is not None  # every book has an on-demand offer per type
     charging = settings.get("charging", "exact")
     if charging not in ("exact", "wall-clock"):
         raise ValueError(f"charging must be exact or wall-clock, got {charging!r}")
-    return CloudSite(hourly=offer.hourly, egress=book.egress, charging=charging,
-                     boot=float(settings.get("boot_s", 0.0)))
+    return CloudTerms(hourly=offer.hourly, egress=book.egress, charging=charging,
+                      boot=float(settings.get("boot_s", 0.0)), instance_type=book.types[0].name)
 
 
-@functools.lru_cache(maxsize=4)
+#: The workloads this process has built for cells, by their description (at most four).
+WORKLOADS: Memo[HtcJobs] = Memo(size=4)
+
+
 def workload_of(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
                 volumes: str | None = None, parallel: str = "one") -> HtcJobs:
-    """The jobs of a cell (cached per process: the cells of a sweep share a few workloads).
+    """The jobs of a cell, built once per process (:data:`WORKLOADS`).
 
     ``volumes``: a CSV of per-job bytes (:mod:`workloads.volumes`) used instead of the volume model;
     ``parallel``: "one" instance per job, or "expand" a p-processor job into p one-instance tasks.
     """
     if parallel not in ("one", "expand"):
         raise ValueError(f"parallel must be 'one' or 'expand', got {parallel!r}")
+    key = (trace, synthetic, limit, seed, volumes, parallel)
+    return WORKLOADS.get(key, lambda: _build_workload(trace, synthetic, limit, seed, volumes, parallel))
+
+
+def _build_workload(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
+                    volumes: str | None, parallel: str) -> HtcJobs:
     mode: Parallel = "one" if parallel == "one" else "expand"
     if trace is not None:
         swf = load_trace(trace)
@@ -107,9 +129,9 @@ def cluster_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     w = config["workload"]
     jobs = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"),
                        w.get("parallel", "one"))
-    result = simulate_cluster(jobs, policy_of(config), site_of(config, config.get("price_book", CLUSTER_BOOK)),
+    result = simulate_cluster(jobs, policy_of(config), terms_of(config, config.get("price_book", CLUSTER_BOOK)),
                               seed=seed)
-    return result.summary()
+    return result.summary.to_dict()
 
 
 def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, Any]]:
@@ -135,7 +157,7 @@ def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, A
             if "price_book" in spec:
                 config["price_book"] = spec["price_book"]
             try:
-                policy_of(settings), site_of(settings, spec.get("price_book", CLUSTER_BOOK))
+                policy_of(settings), terms_of(settings, spec.get("price_book", CLUSTER_BOOK))
             except ValueError as e:
                 raise SpecError(f"{source}: family[{i}] ({name}): {settings}: {e}") from e
             configs.append(config)
@@ -177,7 +199,7 @@ def sweep_table(configs: Sequence[Mapping[str, Any]], results: Sequence[Mapping[
     rows = [{"family": c["family"], **{k: c.get(k) for k in SETTINGS}, **r} for c, r in zip(configs, results,
                                                                                            strict=True)]
     table = pd.DataFrame(rows)
-    table["pareto"] = pareto_front(table["cost"], table["mean_overhead_s"]) if len(table) else []
+    table["pareto"] = pareto_front(table["cost"], table["overhead_mean_s"]) if len(table) else []
     return with_benefit(table)
 
 
@@ -195,6 +217,6 @@ def with_benefit(table: pd.DataFrame) -> pd.DataFrame:
     for label, rows in capped.groupby(labels, sort=False):
         if len(rows) > 1:
             table.loc[rows.index, "benefit_bc"] = cap_benefit(rows["cap"].astype(float), rows["cost"],
-                                                              rows["mean_overhead_s"])
+                                                              rows["overhead_mean_s"])
             table.loc[rows.index, "bc_group"] = label
     return table

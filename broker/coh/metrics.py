@@ -13,7 +13,7 @@ variant divides by the time from boot start to release instead.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,18 @@ import pandas as pd
 from broker.coh.world import RunRecord
 from broker.pricing.billing import Billing
 from broker.pricing.book import Catalog
+from broker.sim.ledger import Ledger
+from broker.sim.result import Result, SummaryMixin, wait_figures
 from workloads.jobs import JobTable
 
 
 @dataclass(frozen=True, slots=True)
-class Summary:
-    """Headline figures of one run ($, seconds, hours, fractions)."""
+class CohSummary(SummaryMixin):
+    """Headline figures of one CoH run ($, seconds, hours, fractions).
+
+    ``instances`` VMs were leased for ``instance_hours`` billed hours in all (``..._by_type`` per
+    instance type); ``ticks`` decision ticks ran and the kernel handled ``events`` events.
+    """
 
     policy: str
     jobs: int
@@ -36,8 +42,10 @@ class Summary:
     cost_over_lb: float
     utilization: float
     utilization_leased: float
-    vm_hours: dict[str, float]
-    vms: dict[str, int]
+    instances: int
+    instance_hours: float
+    instances_by_type: dict[str, int]
+    instance_hours_by_type: dict[str, float]
     wait_mean_s: float
     wait_p95_s: float
     wait_max_s: float
@@ -47,18 +55,9 @@ class Summary:
     upfront_amortized: float = 0.0
     cost_by_option: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready values."""
-        return asdict(self)
 
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    """A summary plus the per-job and per-VM tables."""
-
-    summary: Summary
-    jobs: pd.DataFrame
-    vms: pd.DataFrame
+#: A CoH run's result: :class:`CohSummary`, one row per job, one row per VM.
+RunResult = Result[CohSummary]
 
 
 def lower_bound(jobs: JobTable, catalog: Catalog, billing: Billing) -> float:
@@ -69,48 +68,42 @@ def lower_bound(jobs: JobTable, catalog: Catalog, billing: Billing) -> float:
 
 
 def job_frame(record: RunRecord) -> pd.DataFrame:
-    """One row per job: times (s), requirement, the VM it ran on."""
-    frame = record.jobs.to_frame().drop(columns="departure")
-    frame["start"] = record.job_start
-    frame["end"] = record.job_end
-    frame["wait"] = record.job_start - record.jobs.arrival
-    frame["vm_id"] = record.job_vm
-    return frame
+    """One row per job: ``job_id, submit, runtime, r, user, start, end, wait, instance_id`` (times in s)."""
+    jobs = record.jobs
+    return pd.DataFrame({"job_id": jobs.job_id, "submit": jobs.arrival, "runtime": jobs.runtime, "r": jobs.r,
+                         "user": jobs.user, "start": record.job_start, "end": record.job_end,
+                         "wait": record.job_start - jobs.arrival, "instance_id": record.job_vm})
 
 
-def vm_frame(record: RunRecord, billing: Billing) -> pd.DataFrame:
-    """One row per VM: its ledger line plus billed hours and utilization."""
-    frame = pd.DataFrame([asdict(v) for v in record.ledger])
-    if frame.empty:
-        return frame
-    frame["billed_hours"] = frame["units"] * billing.btu / 3600.0
-    frame["utilization"] = frame["busy_capacity_s"] / (frame["capacity"] * frame["units"] * billing.btu)
-    return frame.sort_values("vm_id", ignore_index=True)
+def instance_frame(record: RunRecord, billing: Billing) -> pd.DataFrame:
+    """One row per VM: its ledger record plus billed hours and utilization."""
+    ledger = Ledger(billing)
+    ledger.records = list(record.ledger)
+    return ledger.frame()
 
 
 def summarize(record: RunRecord, catalog: Catalog, billing: Billing, *, policy: str) -> RunResult:
     """Build the summary and tables of a finished run."""
-    jobs, vms = job_frame(record), vm_frame(record, billing)
-    cost = (float(vms["cost"].sum()) if len(vms) else 0.0) + record.upfront
+    jobs, vms = job_frame(record), instance_frame(record, billing)
+    cost = float(vms["cost"].sum()) + record.upfront
     lb = lower_bound(record.jobs, catalog, billing)
     used = float(np.dot(record.jobs.r, record.jobs.runtime))
-    billed = float((vms["capacity"] * vms["units"]).sum() * billing.btu) if len(vms) else 0.0
-    leased = float((vms["capacity"] * (vms["released_at"] - vms["boot_start"])).sum()) if len(vms) else 0.0
-    wait = jobs["wait"].to_numpy()
-    hours = vms.groupby("vm_type")["billed_hours"].sum() if len(vms) else pd.Series(dtype=float)
-    counts = vms.groupby("vm_type").size() if len(vms) else pd.Series(dtype=int)
-    by_option = vms.groupby("option")["cost"].sum() if len(vms) else pd.Series(dtype=float)
-    summary = Summary(
+    billed = float((vms["capacity"] * vms["units"]).sum() * billing.btu)
+    leased = float((vms["capacity"] * (vms["released_at"] - vms["hired_at"])).sum())
+    wait_mean, wait_p95, wait_max = wait_figures(jobs["wait"].to_numpy())
+    hours = vms.groupby("instance_type")["billed_hours"].sum()
+    counts = vms.groupby("instance_type").size()
+    summary = CohSummary(
         policy=policy, jobs=len(record.jobs), cost=round(cost, 10), lower_bound=lb,
         cost_over_lb=cost / lb if lb > 0 else float("nan"),
         utilization=used / billed if billed else float("nan"),
         utilization_leased=used / leased if leased else float("nan"),
-        vm_hours={str(k): float(v) for k, v in hours.items()},
-        vms={str(k): int(v) for k, v in counts.items()},
-        wait_mean_s=float(wait.mean()) if len(wait) else 0.0,
-        wait_p95_s=float(np.percentile(wait, 95)) if len(wait) else 0.0,
-        wait_max_s=float(wait.max()) if len(wait) else 0.0,
-        ticks=record.ticks, events=record.events, policy_stats=record.policy_stats,
-        upfront_amortized=record.upfront, cost_by_option={str(k): float(v) for k, v in by_option.items()},
+        instances=len(vms), instance_hours=float(vms["billed_hours"].sum()),
+        instances_by_type={str(k): int(v) for k, v in counts.items()},
+        instance_hours_by_type={str(k): float(v) for k, v in hours.items()},
+        wait_mean_s=wait_mean, wait_p95_s=wait_p95, wait_max_s=wait_max,
+        ticks=record.ticks, events=record.events, policy_stats=record.policy_stats, upfront_amortized=record.upfront,
+        cost_by_option={str(k): float(v) for k, v in vms.groupby("option")["cost"].sum().items()},
     )
-    return RunResult(summary=summary, jobs=jobs, vms=vms)
+    return Result(summary=summary, jobs=jobs, instances=vms)
+

@@ -1,12 +1,11 @@
-"""The seam between the engine and the policies.
+"""The seam between the CoH world and its policies: one hook, ``decide``.
 
-The engine (:mod:`broker.coh.world`) knows nothing about any one policy. At each decision tick it
+The world (:mod:`broker.coh.world`) knows nothing about any one policy. At each decision tick it
 hands the policy the jobs it may place (a :class:`~heuristics.fleet.Batch`: arrived or within the
 policy's look-ahead, not yet placed) and a read-only view of the run (:class:`SimulationView`);
 the policy answers with a :class:`~heuristics.fleet.Plan` (possibly for only some of the jobs:
-the rest wait for a later tick). At each billing deadline of an idle VM the engine asks whether to
-release it. ``wakeup`` lets a policy ask for a tick at a time of its choosing (a delayed start, a
-day boundary), so the engine can skip every other tick.
+the rest wait for a later tick). Idle VMs go at their billing deadline; the reservations decide
+which stay (heavy ones, until the run drains), not the policy.
 """
 
 from __future__ import annotations
@@ -22,13 +21,17 @@ from heuristics.fleet import Batch, Fleet, Plan
 
 
 class SimulationView(Protocol):
-    """What a policy may read of the run (the engine implements it)."""
+    """What a policy may read of the run (the world implements it)."""
 
-    now: float
     catalog: Catalog
     billing: Billing
     boot_time: float
     recorder: Recorder
+
+    @property
+    def now(self) -> float:
+        """The current time (s)."""
+        ...
 
     def fleet(self, *, stats: bool) -> Fleet:
         """The leased VMs now; ``stats`` adds the hosted-job arrival/departure statistics."""
@@ -40,7 +43,7 @@ class SimulationView(Protocol):
 
 
 class Policy(Protocol):
-    """A provisioning and placement policy plugged into the engine."""
+    """A provisioning and placement policy of the CoH world."""
 
     name: str
     #: Seconds ahead of its arrival at which a job is handed to the policy (a perfect predictor).
@@ -48,14 +51,6 @@ class Policy(Protocol):
 
     def decide(self, now: float, batch: Batch, sim: SimulationView) -> Plan | None:
         """Place (some of) the batch; jobs left out are offered again at the next tick."""
-        ...
-
-    def release_idle(self, now: float, slot: int, sim: SimulationView) -> bool:
-        """At a billing deadline of an idle VM: release it (True) or keep it another unit."""
-        ...
-
-    def wakeup(self, now: float, sim: SimulationView) -> float:
-        """The next time (s) this policy wants a tick regardless of arrivals; ``inf`` if none."""
         ...
 
     def stats(self) -> dict[str, Any]:

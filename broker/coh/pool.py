@@ -4,19 +4,20 @@ A VM is *booting* until ``ready_at``, then *running* while it hosts jobs and *id
 none, until it is *released*; its slot is then reused by a later VM. Arrays make a fleet snapshot
 for the heuristics a handful of slices; per-slot job sets keep the statistics of hosted jobs
 (arrival / departure min, max, mean), refreshed lazily for the slots a departure touched.
-Every released VM leaves a :class:`VmRecord` in the cost ledger.
+Every released VM is closed in the instance ledger (:class:`broker.sim.ledger.Ledger`).
 """
 
 from __future__ import annotations
 
+import copy
 import heapq
-from dataclasses import dataclass
 
 import numpy as np
 
 from broker.pricing.billing import Billing
-from broker.pricing.book import ON_DEMAND, Catalog
+from broker.pricing.book import Catalog
 from broker.pricing.reservations import HEAVY_CODE, OD_CODE, OPTIONS
+from broker.sim.ledger import InstanceRecord, Ledger
 from heuristics.fleet import Fleet
 
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
@@ -24,32 +25,8 @@ _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_d
 _INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted", "option")
 
 
-@dataclass(frozen=True, slots=True)
-class VmRecord:
-    """One line of the cost ledger: a released VM and what it was charged.
-
-    Times in seconds; ``units`` billing units at ``hourly`` $ per unit; ``busy_capacity_s`` is the
-    sum over its jobs of requirement x run time (capacity-unit seconds). ``option`` is the billing
-    option the VM ran under (on-demand, or the reservation it took).
-    """
-
-    vm_id: int
-    vm_type: str
-    boot_start: float
-    ready_at: float
-    released_at: float
-    anchor: float
-    units: int
-    hourly: float
-    cost: float
-    jobs_hosted: int
-    busy_capacity_s: float
-    capacity: float
-    option: str = ON_DEMAND
-
-
 class Pool:
-    """Slot arrays of the VMs currently leased, and the ledger of released ones."""
+    """Slot arrays of the VMs currently leased, and the ledger of the released ones."""
 
     vm_id: np.ndarray
     vm_type: np.ndarray
@@ -79,7 +56,7 @@ class Pool:
         self._spare: list[int] = []
         self.members: list[set[int]] = []
         self.dirty: set[int] = set()
-        self.ledger: list[VmRecord] = []
+        self.ledger = Ledger(billing)
         self._type_order = catalog.efficiency_order()
         self._grow(64)
 
@@ -159,25 +136,28 @@ class Pool:
         self.n_jobs[slot] -= 1
         self.dirty.add(slot)
 
-    def release(self, slot: int, now: float) -> VmRecord:
-        """Release an idle VM now, write its ledger line, and free the slot."""
+    def release(self, slot: int, now: float) -> InstanceRecord:
+        """Release an idle VM now, close it in the ledger, and free the slot."""
         if self.n_jobs[slot]:
             raise RuntimeError(f"VM {self.vm_id[slot]} released at {now} while hosting {self.n_jobs[slot]} job(s)")
-        k = int(self.vm_type[slot])
-        units = self.billing.units(float(self.anchor[slot]), now)
-        hourly = float(self.rate[slot])
-        record = VmRecord(
-            vm_id=int(self.vm_id[slot]), vm_type=self.catalog.names[k], boot_start=float(self.boot_start[slot]),
-            ready_at=float(self.ready_at[slot]), released_at=now, anchor=float(self.anchor[slot]), units=units,
-            hourly=hourly, cost=units * hourly, jobs_hosted=int(self.hosted[slot]),
-            busy_capacity_s=float(self.busy[slot]), capacity=float(self.capacity[slot]),
-            option=OPTIONS[int(self.option[slot])],
-        )
-        self.ledger.append(record)
+        record = self.ledger.close(
+            int(self.vm_id[slot]), self.catalog.names[int(self.vm_type[slot])], hired_at=float(self.boot_start[slot]),
+            ready_at=float(self.ready_at[slot]), released_at=now, anchor=float(self.anchor[slot]),
+            hourly=float(self.rate[slot]), jobs_hosted=int(self.hosted[slot]), busy_capacity_s=float(self.busy[slot]),
+            capacity=float(self.capacity[slot]), option=OPTIONS[int(self.option[slot])])
         self.vm_id[slot], self.vm_type[slot], self.free[slot] = -1, -1, -1.0
         self.dirty.discard(slot)
         heapq.heappush(self._spare, slot)
         return record
+
+    def copy(self) -> Pool:
+        """An independent copy of the slots and the ledger (the catalog and billing are shared)."""
+        twin = copy.copy(self)
+        for name in (*_FLOAT_FIELDS, *_INT_FIELDS):
+            setattr(twin, name, getattr(self, name).copy())
+        twin.members = [set(m) for m in self.members]
+        twin.dirty, twin._spare, twin.ledger = set(self.dirty), list(self._spare), self.ledger.copy()
+        return twin
 
     def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray) -> Fleet:
         """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first."""

@@ -15,7 +15,6 @@ candidate is scored by the same evaluator, never by the solver's own objective v
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -145,14 +144,6 @@ class CohPolicy:
                           ipp_wall_s=outcome.wall_s, ipp_limit_hit=outcome.limit_hit, ipp_path=outcome.path,
                           ipp_vars=outcome.n_vars)
         sim.recorder.record("portfolio", fields)
-
-    def release_idle(self, now: float, slot: int, sim: SimulationView) -> bool:
-        """CoH releases every idle VM at its billing deadline."""
-        return True
-
-    def wakeup(self, now: float, sim: SimulationView) -> float:
-        """CoH needs no tick beyond the arrivals entering its look-ahead."""
-        return math.inf
 
     def stats(self) -> dict[str, Any]:
         """Member win counts over the ticks that placed jobs, and the IPP's tallies."""

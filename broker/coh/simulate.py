@@ -12,7 +12,7 @@ from broker.coh.ipp import Symmetry
 from broker.coh.ipp_member import IppMember
 from broker.coh.metrics import RunResult, summarize
 from broker.coh.portfolio import CohPolicy
-from broker.coh.world import Engine, EngineConfig, RunRecord
+from broker.coh.world import CohWorld, EngineConfig, RunRecord, run
 from broker.planning.demand import Demand, demand_from_run
 from broker.pricing.billing import Billing, Charging
 from broker.pricing.book import HEAVY, Catalog, PriceBook, load_price_book
@@ -144,8 +144,9 @@ def replay(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = Simul
     if config.reservations is not None:
         book = book if book is not None else load_price_book(config.reservations.price_book)
         reserved = ReservedCapacity(config.reservations, book, catalog)
-    record = Engine(jobs, catalog, policy, engine_config, recorder, reserved).run()
-    return record, engine_config, policy.name
+    world = CohWorld(jobs, catalog, engine_config, lookahead=policy.lookahead, recorder=recorder,
+                     reservations=reserved)
+    return run(world, policy), engine_config, policy.name
 
 
 def replay_demand(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = SimulationConfig(),

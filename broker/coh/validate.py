@@ -15,23 +15,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from broker.coh.pool import VmRecord
 from broker.pricing.book import HEAVY
+from broker.sim.ledger import InstanceRecord
+from broker.sim.validate import EPS, InvariantError
 
 if TYPE_CHECKING:
-    from broker.coh.world import Engine
+    from broker.coh.world import CohWorld
 
-EPS = 1e-6
-
-
-class InvariantError(AssertionError):
-    """A simulation invariant does not hold."""
 
 
 class Validator:
     """Checks the invariants of one engine (see the module docstring)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: CohWorld) -> None:
         self.engine = engine
         self._checked = 0
 
@@ -65,8 +61,6 @@ class Validator:
 
     def _check_reservations(self, now: float) -> None:
         e = self.engine
-        if e.reservations is None:
-            return
         pool = e.pool
         alive = pool.alive
         held = np.zeros_like(e.reservations.limit)
@@ -89,22 +83,23 @@ class Validator:
                 f"job {e.jobs.job_id[i]} starts at {start[early[0]]} before its arrival {arrival[early[0]]}"
             )
 
-    def at_release(self, record: VmRecord) -> None:
+    def at_release(self, record: InstanceRecord) -> None:
         """Checks for a VM just released: billed time >= leased time >= the life of its jobs."""
         e = self.engine
         billed_until = record.anchor + record.units * e.billing.btu
-        if record.anchor > record.boot_start + EPS or billed_until < record.released_at - EPS:
-            raise InvariantError(f"VM {record.vm_id}: billed [{record.anchor}, {billed_until}] does not cover "
-                                 f"its lease [{record.boot_start}, {record.released_at}]")
+        if record.anchor > record.hired_at + EPS or billed_until < record.released_at - EPS:
+            raise InvariantError(f"VM {record.instance_id}: billed [{record.anchor}, {billed_until}] does not cover "
+                                 f"its lease [{record.hired_at}, {record.released_at}]")
         if record.option == HEAVY and not e.departed == len(e.jobs):
-            raise InvariantError(f"VM {record.vm_id}: heavy reservation released at {record.released_at} "
+            raise InvariantError(f"VM {record.instance_id}: heavy reservation released at {record.released_at} "
                                  f"with {len(e.jobs) - e.departed} job(s) still to run")
-        jobs = np.flatnonzero(e.job_vm == record.vm_id)
+        jobs = np.flatnonzero(e.job_vm == record.instance_id)
         if len(jobs) != record.jobs_hosted:
-            raise InvariantError(f"VM {record.vm_id}: ledger says {record.jobs_hosted} jobs, found {len(jobs)}")
+            raise InvariantError(f"VM {record.instance_id}: ledger says {record.jobs_hosted} jobs, found {len(jobs)}")
         early = len(jobs) and e.job_start[jobs].min() < record.ready_at - EPS
         if early or (len(jobs) and e.job_end[jobs].max() > record.released_at + EPS):
-            raise InvariantError(f"VM {record.vm_id}: a job ran outside [{record.ready_at}, {record.released_at}]")
+            raise InvariantError(f"VM {record.instance_id}: a job ran outside "
+                                 f"[{record.ready_at}, {record.released_at}]")
 
     def at_end(self) -> None:
         """Every job placed and departed; every VM released; ledger consistent."""
@@ -116,6 +111,6 @@ class Validator:
             raise InvariantError(f"{len(e.jobs) - e.departed} job(s) never departed")
         if np.any(e.pool.alive):
             raise InvariantError("VMs still leased at the end of the run")
-        ids = [r.vm_id for r in e.pool.ledger]
+        ids = [r.instance_id for r in e.pool.ledger.records]
         if len(set(ids)) != len(ids):
             raise InvariantError("a VM was released twice")

@@ -1,28 +1,28 @@
-"""The tick engine: time, events, the policy hook and nothing specific to any policy.
+"""The CoH fleet world on the kernel: VMs leased per billing unit, jobs placed at decision ticks.
 
-Events are kept in one heap of ``(time, kind, sequence, payload)`` so that simultaneous events
-resolve in a fixed order (SimPy's kernel does the same): job departures first, then the decision
-tick, then billing deadlines — a VM that becomes idle at a deadline can still take new work before
-it would be released. Billing deadlines are handled at their exact instant (``m`` seconds before a
-unit rolls over), not on the tick grid, so a release is never late when ``m`` is below the tick.
+A pausable state machine (``SPEC.md`` §2-§4): :meth:`CohWorld.advance` runs the kernel to the next
+decision tick that has jobs to place and returns them as a :class:`Decision`; :meth:`CohWorld.act`
+applies the policy's plan (possibly for only some of the jobs: the rest wait for a later tick).
+:func:`run` is that loop with a :class:`~broker.coh.policy.Policy`.
 
-Decision ticks lie on the grid ``k * tick``. The engine schedules only those on which something
-can change: the next job entering the policy's look-ahead, a time the policy asks for
-(``Policy.wakeup``), and — while jobs wait unplaced — the tick after any departure or release.
-A job placed at time ``t`` on a VM that is ready at ``ready_at`` starts at
-``max(arrival, t, ready_at)`` and departs ``runtime`` later; its requirement is held on the VM
-from ``t`` to its departure.
+Events at one instant go as job departure < decision tick < billing deadline (:mod:`broker.sim.kernel`
+keeps the order): a tick sees capacity freed at the same instant, and a VM idle at its deadline can
+take new work before it would be released. Deadlines are handled at their exact instant (``m``
+seconds before a unit rolls over), not on the tick grid, so a release is never late when ``m`` is
+below the tick. Decision ticks lie on the grid ``k * tick`` (:class:`~broker.sim.kernel.Ticker`) and
+are scheduled only when something can change: the next job entering the policy's look-ahead and,
+while jobs wait unplaced, the tick after a departure or a release.
 
-With reserved instances (:class:`broker.reservations.ReservedCapacity`, CoH-R) the heavy ones are
-leased, already booted, at the first tick and kept until the run drains; every VM the policy starts
-takes a medium reservation of its type if one is free, else a light one, else it is on-demand.
-The policy sees what one more unit of each VM costs in the fleet's ``rate`` (0 for heavy ones).
+A job placed at time ``t`` on a VM that is ready at ``ready_at`` starts at ``max(arrival, t,
+ready_at)`` and departs ``runtime`` later; its requirement is held on the VM from ``t`` to its
+departure. The reservations (:mod:`broker.pricing.reservations`) decide which billing option a new
+VM takes; heavy reservations are leased, already booted, at the first tick and kept until the run
+drains. Plain CoH runs get the on-demand-only null object, so nothing here depends on the plan.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
+import copy
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -34,9 +34,11 @@ from broker.coh.pool import Pool
 from broker.coh.validate import Validator
 from broker.pricing.billing import Billing
 from broker.pricing.book import Catalog
-from broker.pricing.reservations import HEAVY_CODE, ReservedCapacity
+from broker.pricing.reservations import OnDemandOnly, ReservedCapacity
+from broker.sim.kernel import Kernel, Ticker
+from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
-from heuristics.fleet import Fleet, Plan
+from heuristics.fleet import Batch, Fleet, Plan
 from workloads.jobs import JobTable
 
 DEPARTURE, TICK, DEADLINE = 0, 1, 2
@@ -44,7 +46,7 @@ DEPARTURE, TICK, DEADLINE = 0, 1, 2
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
-    """Engine settings: ``tick`` and ``boot_time`` in seconds; ``validate`` checks invariants."""
+    """The world's settings: ``tick`` and ``boot_time`` in seconds; ``validate`` checks invariants."""
 
     tick: float = 10.0
     boot_time: float = 120.0
@@ -52,21 +54,29 @@ class EngineConfig:
     validate: bool = False
 
     def __post_init__(self) -> None:
-        if self.tick <= 0:
+        if not self.tick > 0:
             raise ValueError(f"tick must be > 0 s, got {self.tick}")
-        if self.boot_time < 0:
+        if not self.boot_time >= 0:
             raise ValueError(f"boot_time must be >= 0 s, got {self.boot_time}")
 
 
 @dataclass(frozen=True, slots=True)
+class Decision:
+    """A decision point: the jobs to place at ``now`` (arrived or within the look-ahead, not yet placed)."""
+
+    now: float
+    batch: Batch
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
-    """What a run produced: per-job placement and times, the VM ledger, engine counters."""
+    """What a run produced: per-job placement and times, the instance ledger, counters."""
 
     jobs: JobTable
     job_vm: np.ndarray
     job_start: np.ndarray
     job_end: np.ndarray
-    ledger: list
+    ledger: list[InstanceRecord]
     ticks: int
     events: int
     policy_stats: dict
@@ -75,111 +85,144 @@ class RunRecord:
     upfront: float = 0.0
 
 
-class Engine:
-    """Replays a job table through a policy (see the module docstring)."""
+class CohWorld:
+    """Jobs, the leased VMs and the clock of one CoH run (see the module docstring).
 
-    def __init__(self, jobs: JobTable, catalog: Catalog, policy: Policy, config: EngineConfig,
+    Parameters
+    ----------
+    jobs : JobTable
+        The jobs, by arrival.
+    catalog : Catalog
+        The instance types and their on-demand prices.
+    config : EngineConfig
+        Tick, boot time, billing, validation.
+    lookahead : float
+        Seconds ahead of its arrival at which a job is handed to the policy (a perfect predictor).
+    recorder : Recorder, optional
+        Receives progress (and, through the policy, per-tick records).
+    reservations : ReservedCapacity, optional
+        The reservations bought (CoH-R); by default every VM is on demand.
+    """
+
+    def __init__(self, jobs: JobTable, catalog: Catalog, config: EngineConfig, *, lookahead: float,
                  recorder: Recorder | None = None, reservations: ReservedCapacity | None = None) -> None:
-        self.jobs, self.catalog, self.policy, self.config = jobs, catalog, policy, config
-        self.reservations = reservations
+        _check_fits(jobs, catalog)
+        self.jobs, self.catalog, self.config, self.lookahead = jobs, catalog, config, lookahead
         self.billing, self.boot_time = config.billing, config.boot_time
         self.recorder = recorder if recorder is not None else Recorder()
+        self.reservations = reservations if reservations is not None else OnDemandOnly(catalog)
         self.pool = Pool(catalog, config.billing, config.boot_time)
-        self.now = 0.0
+        self.kernel = Kernel(start=-math.inf)  # the clock starts at the first tick (which may be before 0)
+        self.ticker = Ticker(self.kernel, TICK, config.tick)
         n = len(jobs)
         self._arrival, self._runtime, self._r = jobs.arrival.tolist(), jobs.runtime.tolist(), jobs.r.tolist()
         self.job_slot = np.full(n, -1, dtype=np.int64)
         self.job_vm = np.full(n, -1, dtype=np.int64)
         self.job_start = np.full(n, np.nan)
         self.job_end = np.full(n, np.nan)
-        self._heap: list[tuple[float, int, int, object]] = []
-        self._seq = itertools.count()
         self._next_new = 0
         self._waiting: list[int] = []
-        self._tick_at, self._tick_gen, self._last_tick = math.inf, 0, -math.inf
-        self.ticks = self.events = self.departed = 0
+        self._pending: np.ndarray | None = None
+        self.ticks = self.departed = 0
+        self.began = math.inf
+        self._handlers = (self._depart, self._tick, self._deadline)
         self._validator = Validator(self) if config.validate else None
-        _check_fits(jobs, catalog)
+        self._start()
 
-    # -- SimulationView -------------------------------------------------------------------
+    # -- SimulationView ---------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        """The current time (s)."""
+        return self.kernel.now
+
     def fleet(self, *, stats: bool) -> Fleet:
-        """The leased VMs now (see :meth:`broker.pool.Pool.fleet`)."""
+        """The leased VMs now (see :meth:`broker.coh.pool.Pool.fleet`)."""
         return self.pool.fleet(self.now, stats=stats, arrival=self.jobs.arrival, departure=self.job_end)
 
     def vm_idle(self, slot: int) -> bool:
         """Whether the VM in ``slot`` hosts no job."""
         return int(self.pool.n_jobs[slot]) == 0
 
-    # -- the loop ---------------------------------------------------------------------------
-    def run(self) -> RunRecord:
-        """Run to the end: every job departed and every VM released."""
-        began = self._grid(self._next_visible_time())
-        self._schedule_tick(began)
-        if self.reservations is not None and began < math.inf:
+    # -- the state machine --------------------------------------------------------------------------
+    def _start(self) -> None:
+        self.ticker.request(self._next_visible_time())
+        self.began = self.ticker.at
+        self.kernel.now = self.began if self.began < math.inf else 0.0
+        if self.began < math.inf:
             for k in self.reservations.heavy():
-                self._start_vm(k, began, heavy=True)
-        heap, pop = self._heap, heapq.heappop
-        while heap:
-            t, kind, _, payload = pop(heap)
-            self.now = t
-            self.events += 1
-            if kind == DEPARTURE:
-                self._depart(payload)  # type: ignore[arg-type]
-            elif kind == TICK:
-                if payload == self._tick_gen:
-                    self._tick(t)
-            else:
-                self._deadline(payload)  # type: ignore[arg-type]
+                self._start_vm(k, self.began, heavy=True)
+
+    def advance(self) -> Decision | None:
+        """Run to the next decision tick with jobs to place; ``None`` once every job departed and every VM went."""
+        if self._pending is not None:
+            raise RuntimeError("the previous decision was not acted on (call act first)")
+        if self.kernel.run(self._handlers):
+            assert self._pending is not None
+            j = self.jobs
+            return Decision(self.now, batch_of(self._pending, j.arrival, j.runtime, j.r, j.user))
         if self._validator is not None:
             self._validator.at_end()
-        began = began if began < math.inf else 0.0
-        ended = max([began, *(v.released_at for v in self.pool.ledger)])
-        upfront = self.reservations.upfront_share(ended - began) if self.reservations is not None else 0.0
-        return RunRecord(self.jobs, self.job_vm, self.job_start, self.job_end, self.pool.ledger,
-                         self.ticks, self.events, self.policy.stats(), began=began, ended=ended, upfront=upfront)
+        return None
 
-    def _push(self, t: float, kind: int, payload: object) -> None:
-        heapq.heappush(self._heap, (t, kind, next(self._seq), payload))
+    def act(self, plan: Plan | None, *, by: str = "policy") -> None:
+        """Apply ``plan`` (``None``: place nothing now) to the pending decision; ``by`` names the policy in errors."""
+        index, self._pending = self._pending, None
+        if index is None:
+            raise RuntimeError("no decision is pending (call advance first)")
+        placed = self._apply(plan, index, self.now, by) if plan is not None else set()
+        self._waiting = [i for i in index.tolist() if i not in placed] if len(placed) < len(index) else []
+        self._after_tick(self.now)
 
-    def _grid(self, t: float) -> float:
-        tick = self.config.tick
-        return max(math.ceil(t / tick) * tick, self._last_tick + tick)
+    def copy(self) -> CohWorld:
+        """An independent copy of the run's state (jobs, catalog and recorder shared)."""
+        twin = copy.copy(self)
+        twin.kernel = self.kernel.copy()
+        twin.ticker = self.ticker.copy(twin.kernel)
+        twin.pool, twin.reservations = self.pool.copy(), self.reservations.copy()
+        for name in ("job_slot", "job_vm", "job_start", "job_end"):
+            setattr(twin, name, getattr(self, name).copy())
+        twin._waiting = list(self._waiting)
+        twin._handlers = (twin._depart, twin._tick, twin._deadline)
+        twin._validator = Validator(twin) if self._validator is not None else None
+        return twin
 
-    def _schedule_tick(self, t: float) -> None:
-        if t < self._tick_at:
-            self._tick_gen += 1
-            self._tick_at = t
-            self._push(t, TICK, self._tick_gen)
+    def record(self, policy_stats: dict) -> RunRecord:
+        """The finished run (call after :meth:`advance` returned ``None``)."""
+        began = self.began if self.began < math.inf else 0.0
+        ledger = self.pool.ledger.records
+        ended = max([began, *(v.released_at for v in ledger)])
+        return RunRecord(self.jobs, self.job_vm, self.job_start, self.job_end, ledger, self.ticks, self.kernel.popped,
+                         policy_stats, began=began, ended=ended,
+                         upfront=self.reservations.upfront_share(ended - began))
 
+    # -- events -----------------------------------------------------------------------------------------
     def _next_visible_time(self) -> float:
         if self._next_new >= len(self._arrival):
             return math.inf
-        return self._arrival[self._next_new] - self.policy.lookahead
+        return self._arrival[self._next_new] - self.lookahead
 
-    def _tick(self, now: float) -> None:
+    def _tick(self, now: float, _: object) -> bool:
+        self.ticker.fired(now)
         self.ticks += 1
-        self._last_tick, self._tick_at = now, math.inf
-        end = bisect_right(self._arrival, now + self.policy.lookahead, lo=self._next_new)
+        end = bisect_right(self._arrival, now + self.lookahead, lo=self._next_new)
         fresh = np.arange(self._next_new, end, dtype=np.int64)
         index = np.concatenate((np.array(self._waiting, dtype=np.int64), fresh)) if self._waiting else fresh
         self._next_new = end
-        placed: set[int] = set()
         if len(index):
-            j = self.jobs
-            batch = batch_of(index, j.arrival, j.runtime, j.r, j.user)
-            plan = self.policy.decide(now, batch, self)
-            if plan is not None:
-                placed = self._apply(plan, index, now)
-        self._waiting = [i for i in index.tolist() if i not in placed] if len(placed) < len(index) else []
+            self._pending = index
+            return True
+        self._waiting = []
+        self._after_tick(now)
+        return False
+
+    def _after_tick(self, now: float) -> None:
         if self._validator is not None:
             self._validator.at_tick(now)
-        wake = min(self._next_visible_time(), self.policy.wakeup(now, self))
-        if wake < math.inf:
-            self._schedule_tick(self._grid(wake))
+        self.ticker.request(self._next_visible_time())
 
-    def _apply(self, plan: Plan, index: np.ndarray, now: float) -> set[int]:
+    def _apply(self, plan: Plan, index: np.ndarray, now: float, by: str) -> set[int]:
         if plan.n_slots != self.pool.n_slots:
-            raise RuntimeError(f"policy {self.policy.name}: plan built on {plan.n_slots} slots, the pool has "
+            raise RuntimeError(f"policy {by}: plan built on {plan.n_slots} slots, the pool has "
                                f"{self.pool.n_slots} (plans must come from this tick's fleet)")
         slots = [self._start_vm(int(k), now) for k in plan.new_types]
         n, pool = plan.n_slots, self.pool
@@ -188,61 +231,61 @@ class Engine:
             i = int(index[p])
             slot = t if t < n else slots[t - n]
             if self.job_slot[i] >= 0 or pool.vm_id[slot] < 0:
-                raise RuntimeError(f"policy {self.policy.name}: job {self.jobs.job_id[i]} placed twice "
+                raise RuntimeError(f"policy {by}: job {self.jobs.job_id[i]} placed twice "
                                    f"or on a released VM (slot {slot}) at t={now}")
             start = max(self._arrival[i], now, float(pool.ready_at[slot]))
             end = start + self._runtime[i]
             pool.add(slot, i, self._r[i], self._arrival[i], end, self._runtime[i])
             if pool.free[slot] < -1e-9:
-                raise RuntimeError(f"policy {self.policy.name}: VM {pool.vm_id[slot]} over capacity at t={now}")
+                raise RuntimeError(f"policy {by}: VM {pool.vm_id[slot]} over capacity at t={now}")
             self.job_slot[i], self.job_vm[i] = slot, pool.vm_id[slot]
             self.job_start[i], self.job_end[i] = start, end
-            self._push(end, DEPARTURE, i)
+            self.kernel.schedule(end, DEPARTURE, i)
             placed.add(i)
         return placed
 
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
-        if self.reservations is None:
-            slot = self.pool.start(vm_type, now)
-        else:
-            option, rate = self.reservations.acquire(vm_type, heavy=heavy)
-            slot = self.pool.start(vm_type, now, option=option, rate=rate, booted=heavy)
+        option, rate = self.reservations.acquire(vm_type, heavy=heavy)
+        slot = self.pool.start(vm_type, now, option=option, rate=rate, booted=heavy)
         deadline = self.billing.deadline(float(self.pool.anchor[slot]), now)
-        self._push(deadline, DEADLINE, (slot, int(self.pool.vm_id[slot])))
+        self.kernel.schedule(deadline, DEADLINE, (slot, int(self.pool.vm_id[slot])))
         return slot
 
-    def _depart(self, job: int) -> None:
+    def _depart(self, now: float, job: int) -> None:
         self.pool.remove(int(self.job_slot[job]), job, self._r[job])
         self.departed += 1
         if self.departed % self.recorder.every == 0 or self.departed == len(self._arrival):
             self.recorder.progress(self.departed, len(self._arrival))
         if self._waiting:
-            self._schedule_tick(self._grid(self.now))
+            self.ticker.request(now)
 
-    def _deadline(self, payload: tuple[int, int]) -> None:
+    def _deadline(self, now: float, payload: tuple[int, int]) -> None:
         slot, vm_id = payload
         pool = self.pool
         if pool.vm_id[slot] != vm_id:
             return
-        if pool.n_jobs[slot] == 0 and (self._draining() or self._may_release(slot)):
-            vm_type, option = int(pool.vm_type[slot]), int(pool.option[slot])
-            record = pool.release(slot, self.now)
-            if self.reservations is not None:
-                self.reservations.release(vm_type, option)
+        option = int(pool.option[slot])
+        if pool.n_jobs[slot] == 0 and (self._draining() or not self.reservations.always_on(option)):
+            vm_type = int(pool.vm_type[slot])
+            record = pool.release(slot, now)
+            self.reservations.release(vm_type, option)
             if self._validator is not None:
                 self._validator.at_release(record)
             if self._waiting:
-                self._schedule_tick(self._grid(self.now))
+                self.ticker.request(now)
             return
-        self._push(self.now + self.billing.btu, DEADLINE, payload)
-
-    def _may_release(self, slot: int) -> bool:
-        """Heavy reservations stay until the run drains; any other idle VM goes if the policy agrees."""
-        return int(self.pool.option[slot]) != HEAVY_CODE and self.policy.release_idle(self.now, slot, self)
+        self.kernel.schedule(now + self.billing.btu, DEADLINE, payload)
 
     def _draining(self) -> bool:
-        """No job left to run: every VM goes at its next deadline, whatever the policy says."""
+        """No job left to run: every VM goes at its next deadline, whatever its billing option."""
         return self.departed == len(self._arrival)
+
+
+def run(world: CohWorld, policy: Policy) -> RunRecord:
+    """Drive ``world`` to its end with ``policy`` deciding at every decision tick."""
+    while (decision := world.advance()) is not None:
+        world.act(policy.decide(decision.now, decision.batch, world), by=policy.name)
+    return world.record(policy.stats())
 
 
 def _check_fits(jobs: JobTable, catalog: Catalog) -> None:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from broker.coh.pool import VmRecord
 from broker.pricing.book import Catalog
+from broker.sim.ledger import InstanceRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ def distribution(values: Iterable[int] | np.ndarray) -> tuple[np.ndarray, np.nda
     return levels, counts / counts.sum()
 
 
-def demand_from_run(ledger: list[VmRecord], catalog: Catalog, *, began: float, ended: float,
+def demand_from_run(ledger: list[InstanceRecord], catalog: Catalog, *, began: float, ended: float,
                     btu: float = 3600.0, interval_s: float = 3600.0, source: str = "") -> Demand:
     """The demand of a replay: billing units started per interval and type (module docstring)."""
     n = max(1, math.ceil((ended - began) / interval_s))
@@ -106,7 +106,7 @@ def demand_from_run(ledger: list[VmRecord], catalog: Catalog, *, began: float, e
     if ledger:
         units = np.array([v.units for v in ledger], dtype=np.int64)
         anchor = np.repeat([v.anchor for v in ledger], units)
-        k = np.repeat([catalog.names.index(v.vm_type) for v in ledger], units)
+        k = np.repeat([catalog.names.index(v.instance_type) for v in ledger], units)
         offset = np.arange(units.sum()) - np.repeat(np.cumsum(units) - units, units)
         slot = np.floor((anchor + offset * btu - began) / interval_s).astype(np.int64)
         np.add.at(counts, (np.clip(slot, 0, n - 1), k), 1)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Charging = Literal["exact", "wall-clock"]
+#: Fraction of a unit after a boundary within which a release still counts as on the boundary.
+BOUNDARY_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +53,24 @@ class Billing:
         return math.floor((start + self.clock_offset) / self.btu) * self.btu - self.clock_offset
 
     def units(self, anchor: float, end: float) -> int:
-        """Units billed for a VM anchored at ``anchor`` and stopped at ``end`` (at least one)."""
-        return max(1, math.ceil((end - anchor) / self.btu))
+        """Units billed for an instance anchored at ``anchor`` and stopped at ``end`` (at least one).
+
+        A release on a unit boundary pays the units before it: ``end`` is taken as on the boundary
+        when it lies within :data:`BOUNDARY_TOLERANCE` units after it, so ``anchor + k * btu``
+        computed in floating point pays exactly ``k`` (periods are counted, never rounded up by an
+        ulp).
+        """
+        return max(1, math.ceil((end - anchor) / self.btu - BOUNDARY_TOLERANCE))
 
     def units_until(self, anchor: float, end: float) -> int:
         """Units needed to cover ``[anchor, end]``; 0 when ``end <= anchor`` (IPP objective)."""
         return max(0, math.ceil((end - anchor) / self.btu))
 
     def deadline(self, anchor: float, after: float) -> float:
-        """The first release deadline ``anchor + k * btu - margin`` (k >= 1) at or after ``after``."""
+        """The first release deadline ``anchor + k * btu - margin`` (k >= 1) at or after ``after``.
+
+        With ``release_margin = 0`` this is the end of the paid period running at ``after``.
+        """
         k = max(1, math.ceil((after - anchor + self.release_margin) / self.btu))
         return anchor + k * self.btu - self.release_margin
 

@@ -4,16 +4,19 @@ A :class:`ReservationPlan` is how many reservations of each instance type and op
 for which term, from which price book. It is what ``cloudbroker plan-reservations --json`` prints
 under ``"plan"`` and what ``cloudbroker simulate --policy coh-r --reservations PLAN.json`` replays.
 
-During a run, :class:`ReservedCapacity` applies CoH-R's rules to the engine's VM starts: heavy
+During a run, :class:`ReservedCapacity` applies CoH-R's rules to the world's VM starts: heavy
 reservations are always on (started with the run and kept until it ends, billed every hour); when
 the policy starts a VM of type ``k`` it takes an unused medium reservation of type ``k``, else a light
 one, else it is on-demand. Medium and light VMs are released like on-demand ones (idle, ``m`` s
 before their unit rolls over) and their reservation becomes free again. The upfront prices are
 spread over the term: a run of ``H`` hours is charged ``upfront * H / term_hours`` of each.
+A run without reservations gets :class:`OnDemandOnly`, the null object (every VM on demand,
+nothing always on, no upfront share), so the world has no reservation branches.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,6 +162,28 @@ class ReservedCapacity:
                 raise RuntimeError(f"released a {OPTIONS[code]} {self.catalog.names[vm_type]} VM that was not in use")
             self.in_use[vm_type, code] -= 1
 
+    def always_on(self, code: int) -> bool:
+        """Whether a VM holding option ``code`` stays leased until the run drains (heavy reservations)."""
+        return code == HEAVY_CODE
+
     def upfront_share(self, horizon_s: float) -> float:
         """The part of the upfront prices a run of ``horizon_s`` seconds carries ($)."""
         return self.upfront_total * max(0.0, horizon_s) / 3600.0 / self.term_hours
+
+    def copy(self) -> ReservedCapacity:
+        """An independent copy (the reservations in use are the only state that changes)."""
+        twin = copy.copy(self)
+        twin.in_use = self.in_use.copy()
+        return twin
+
+
+class OnDemandOnly(ReservedCapacity):
+    """No reservations: every VM on demand at the catalog's price (the null object of a plain CoH run)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.plan, self.catalog = ReservationPlan(1), catalog
+        self.limit = np.zeros((len(catalog), len(OPTIONS)), dtype=np.int64)
+        self.rate = np.zeros((len(catalog), len(OPTIONS)))
+        self.rate[:, OD_CODE] = catalog.hourly
+        self.in_use = np.zeros_like(self.limit)
+        self.upfront_total, self.term_hours = 0.0, float(HOURS_PER_YEAR)

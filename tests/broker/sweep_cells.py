@@ -19,12 +19,17 @@ def coh_cost(config: dict[str, Any], seed: int) -> dict[str, Any]:
 
     jobs, _ = job_view(default_workload(seed=seed, n_jobs=200), reqs="heterogeneous", seed=seed)
     result = simulate(jobs, load_price_book().catalog(), config=SimulationConfig(policy=config["policy"]), seed=seed)
-    return {"policy": config["policy"], "cost": result.summary.cost, "vms": result.summary.vms}
+    return {"policy": config["policy"], "cost": result.summary.cost, "vms": result.summary.instances_by_type}
 
 
 def echo_seed(config: dict[str, Any], seed: int) -> dict[str, Any]:
     """The seed the cell received and a first draw of its stream."""
     return {"i": config["i"], "seed": seed, "draw": float(np.random.default_rng(seed).random())}
+
+
+def pid(config: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The process the cell ran in."""
+    return {"pid": os.getpid()}
 
 
 def slow(config: dict[str, Any], seed: int) -> dict[str, Any]:

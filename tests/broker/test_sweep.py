@@ -13,10 +13,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 
-from broker.sweep import Cell, SweepError, cells, run_sweep, spawn_seeds
-from tests.broker.sweep_cells import coh_cost, echo_seed, fails_on, not_json, recorded, slow
+from broker.sweep import Cell, Memo, SweepError, cells, run_sweep, spawn_seeds
+from tests.broker.sweep_cells import coh_cost, echo_seed, fails_on, not_json, pid, recorded, slow
 from tests.conftest import REPO_ROOT
+
+
+def swept(fn, grid, backend: str, **kwargs):
+    """``run_sweep`` under ``parallel_config(backend=...)``: the caller, never the runner, names the backend."""
+    with parallel_config(backend=backend):
+        return run_sweep(fn, grid, **kwargs)
 
 POLICIES = ("coh", "FCFS-CFH", "FCFS-SM")
 
@@ -29,7 +36,7 @@ def grid() -> list[Cell]:
 @pytest.fixture(scope="module")
 def reference(grid: list[Cell]) -> list[dict]:
     """The grid run in this process, one cell after the other."""
-    return run_sweep(coh_cost, grid, backend="sequential")
+    return swept(coh_cost, grid, "sequential")
 
 
 def stored_keys(store: Path) -> set[str]:
@@ -40,38 +47,14 @@ def stored_keys(store: Path) -> set[str]:
 
 def test_loky_matches_sequential(grid, reference, tmp_path):
     assert len({r["cost"] for r in reference}) > 1  # the cells differ: the comparison means something
-    assert run_sweep(coh_cost, grid, store=tmp_path, backend="loky", n_jobs=2) == reference
+    assert swept(coh_cost, grid, "loky", store=tmp_path, n_jobs=2) == reference
     assert stored_keys(tmp_path) == {c.key for c in grid}
 
 
-def test_dask_local_cluster_matches_loky(grid, reference, tmp_path):
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster:
-        with pytest.raises(ValueError, match="needs a distributed cluster"):
-            run_sweep(coh_cost, grid, backend="dask")  # no client yet
-        assert run_sweep(coh_cost, grid, backend="dask", address=cluster.scheduler_address) == reference
-        with Client(cluster):
-            assert run_sweep(coh_cost, grid, store=tmp_path, backend="dask") == reference
-    assert stored_keys(tmp_path) == {c.key for c in grid}
-
-
-def test_ray_local_matches_loky(grid, reference, tmp_path):
-    import ray
-    from ray.job_config import JobConfig
-
-    assert not ray.is_initialized()
-    with pytest.raises(ValueError, match="needs a Ray cluster"):
-        run_sweep(coh_cost, grid, backend="ray")
-    # Ray's workers get the driver's working directory on their path, not its sys.path: name the checkout.
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             job_config=JobConfig(code_search_path=[str(REPO_ROOT)]))
-    try:
-        assert run_sweep(coh_cost, grid, store=tmp_path, backend="ray") == reference
-    finally:
-        ray.shutdown()
-    assert stored_keys(tmp_path) == {c.key for c in grid}
+def test_the_runner_uses_the_callers_backend(grid):
+    here = os.getpid()
+    assert {r["pid"] for r in swept(pid, grid, "threading", n_jobs=2)} == {here}
+    assert here not in {r["pid"] for r in swept(pid, grid, "loky", n_jobs=2)}
 
 
 # -- resume ------------------------------------------------------------------------------------------
@@ -83,7 +66,7 @@ from pathlib import Path
 from broker.sweep import cells, run_sweep
 from tests.broker.sweep_cells import slow
 grid = cells([{{"i": i, "sleep_s": 0.25}} for i in range({RESUME_CELLS})], name="resume", root_seed=5)
-run_sweep(slow, grid, store=Path(sys.argv[1]), backend="loky", n_jobs=2)
+run_sweep(slow, grid, store=Path(sys.argv[1]), n_jobs=2)  # loky: joblib's default
 """
 
 
@@ -108,14 +91,14 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path):
     for path in store.glob("*.json"):  # written atomically: every file is whole
         assert json.loads(path.read_text())["key"] == path.stem
 
-    resumed = run_sweep(partial(recorded, str(markers)), grid, store=store, backend="loky", n_jobs=2)
+    resumed = swept(partial(recorded, str(markers)), grid, "loky", store=store, n_jobs=2)
 
     computed = sorted(int(p.name.split(".")[0]) for p in markers.iterdir())
     assert computed == sorted(c.config["i"] for c in grid if c.key not in finished)  # each missing cell, once
-    assert resumed == run_sweep(slow, grid, backend="threading", n_jobs=RESUME_CELLS)  # an uninterrupted run
+    assert resumed == swept(slow, grid, "threading", n_jobs=RESUME_CELLS)  # an uninterrupted run
     assert stored_keys(store) == {c.key for c in grid}
     # all stored now: nothing runs (a failing function would raise)
-    assert run_sweep(not_json, grid, store=store, backend="loky") == resumed
+    assert swept(not_json, grid, "loky", store=store) == resumed
 
 
 # -- seeds -------------------------------------------------------------------------------------------
@@ -128,10 +111,10 @@ def test_seed_of_cell_i_is_child_i_whatever_the_backend():
     assert [c.config["i"] for c in grid] == [i for i in range(4) for _ in range(3)]
     assert spawn_seeds(42, 20)[:12] == [c.seed for c in grid]  # a longer sweep keeps the first seeds
 
-    runs = [run_sweep(echo_seed, grid, backend="sequential"),
-            run_sweep(echo_seed, grid, backend="threading", n_jobs=3),
-            run_sweep(echo_seed, grid, backend="loky", n_jobs=1),
-            run_sweep(echo_seed, grid, backend="loky", n_jobs=2)]
+    runs = [swept(echo_seed, grid, "sequential"),
+            swept(echo_seed, grid, "threading", n_jobs=3),
+            swept(echo_seed, grid, "loky", n_jobs=1),
+            swept(echo_seed, grid, "loky", n_jobs=2)]
     assert all(r == runs[0] for r in runs)
     assert [r["seed"] for r in runs[0]] == [c.seed for c in grid]
     assert [r["draw"] for r in runs[0]] == [np.random.default_rng(c.seed).random() for c in grid]
@@ -161,7 +144,7 @@ def test_cell_key_is_stable_and_depends_on_name_config_and_seed():
 def test_failed_cell_is_reported_and_the_others_are_kept(tmp_path):
     grid = cells([{"i": i, "bad": 2} for i in range(5)], name="fails", root_seed=3)
     with pytest.raises(SweepError) as info:
-        run_sweep(fails_on, grid, store=tmp_path, backend="loky", n_jobs=2)
+        swept(fails_on, grid, "loky", store=tmp_path, n_jobs=2)
     [(cell, tb)] = info.value.failures
     assert cell == grid[2]
     assert "cell 2 is broken" in tb
@@ -169,7 +152,7 @@ def test_failed_cell_is_reported_and_the_others_are_kept(tmp_path):
     assert stored_keys(tmp_path) == {c.key for c in grid} - {grid[2].key}
     # the next run computes the failed cell only
     calls = []
-    results = run_sweep(echo_seed, grid, store=tmp_path, backend="sequential", progress=lambda d, t: calls.append(d))
+    results = swept(echo_seed, grid, "sequential", store=tmp_path, progress=lambda d, t: calls.append(d))
     assert calls == [4, 5]
     assert [r["i"] for r in results] == list(range(5))
 
@@ -177,13 +160,13 @@ def test_failed_cell_is_reported_and_the_others_are_kept(tmp_path):
 def test_result_that_is_not_json_is_a_cell_failure():
     grid = cells([{"i": 0}], name="not-json", root_seed=1)
     with pytest.raises(SweepError, match="not JSON serializable"):
-        run_sweep(not_json, grid, backend="sequential")
+        swept(not_json, grid, "sequential")
 
 
 def test_duplicate_cells_run_once_and_progress_counts_every_cell(tmp_path):
     grid = cells([{"i": i} for i in range(3)], name="dup", root_seed=9)
     seen = []
-    results = run_sweep(echo_seed, [*grid, grid[0]], store=tmp_path, backend="threading", n_jobs=2,
+    results = swept(echo_seed, [*grid, grid[0]], "threading", store=tmp_path, n_jobs=2,
                         progress=lambda d, t: seen.append((d, t)))
     assert results[3] == results[0]
     assert seen[0] == (0, 4) and seen[-1] == (4, 4) and len(seen) == 4
@@ -192,14 +175,22 @@ def test_duplicate_cells_run_once_and_progress_counts_every_cell(tmp_path):
 
 def test_unreadable_cell_file_is_recomputed(tmp_path):
     grid = cells([{"i": i} for i in range(2)], name="corrupt", root_seed=1)
-    first = run_sweep(echo_seed, grid, store=tmp_path, backend="sequential")
+    first = swept(echo_seed, grid, "sequential", store=tmp_path)
     (tmp_path / f"{grid[0].key}.json").write_text("{truncated")
-    assert run_sweep(echo_seed, grid, store=tmp_path, backend="sequential") == first
+    assert swept(echo_seed, grid, "sequential", store=tmp_path) == first
 
 
-def test_bad_backend_arguments():
-    grid = cells([{"i": 0}], name="args", root_seed=1)
-    with pytest.raises(ValueError, match="unknown backend"):
-        run_sweep(echo_seed, grid, backend="spark")
-    with pytest.raises(ValueError, match="address is for"):
-        run_sweep(echo_seed, grid, backend="loky", address="tcp://127.0.0.1:8786")
+def test_memo_builds_each_value_once_and_keeps_the_most_recent():
+    built: list[str] = []
+    memo: Memo[str] = Memo(size=2)
+
+    def build(key: str):
+        return lambda: built.append(key) or key.upper()
+
+    assert [memo.get(k, build(k)) for k in ("a", "b", "a", "c", "b", "a")] == ["A", "B", "A", "C", "B", "A"]
+    assert built == ["a", "b", "c", "b", "a"]  # "b" was dropped when "c" came (least recently used), then "a"
+    assert len(memo) == 2
+    memo.clear()
+    assert len(memo) == 0
+    with pytest.raises(ValueError, match="at least one"):
+        Memo(size=0)

@@ -31,14 +31,14 @@ def digest(values: Any) -> str:
     return hashlib.sha256(array.tobytes()).hexdigest()[:16]
 
 
-def frame_digest(frame: pd.DataFrame, columns: list[str]) -> dict[str, str]:
-    """One digest per column (numeric columns; categories by their codes)."""
+def frame_digest(frame: pd.DataFrame, columns: list[str], names: list[str] | None = None) -> dict[str, str]:
+    """One digest per column (numeric columns; categories by their codes), keyed by ``names`` (the recorded names)."""
     out = {}
-    for col in columns:
+    for col, name in zip(columns, names or columns, strict=True):
         values = frame[col]
         if not pd.api.types.is_numeric_dtype(values):
             values = pd.Series(pd.Categorical(values.astype(str)).codes)
-        out[f"{col}#"] = digest(values.to_numpy(dtype=np.float64, na_value=np.nan))
+        out[f"{name}#"] = digest(values.to_numpy(dtype=np.float64, na_value=np.nan))
     return out
 
 
@@ -87,16 +87,19 @@ def _coh(jobs: Any, *, book: Any = None, recorder: Any = None, **config: Any) ->
     out: Observed = {"cost": s.cost, "lower_bound": s.lower_bound, "utilization": s.utilization,
                      "utilization_leased": s.utilization_leased, "wait_mean_s": s.wait_mean_s,
                      "wait_p95_s": s.wait_p95_s, "wait_max_s": s.wait_max_s, "ticks": s.ticks, "events": s.events,
-                     "upfront_amortized": s.upfront_amortized, "vms": str(sorted(s.vms.items())),
-                     "vm_hours": str(sorted(s.vm_hours.items())),
+                     "upfront_amortized": s.upfront_amortized, "vms": str(sorted(s.instances_by_type.items())),
+                     "vm_hours": str(sorted(s.instance_hours_by_type.items())),
                      "cost_by_option": str(sorted(s.cost_by_option.items())),
                      "wins": str(sorted(s.policy_stats.get("wins", {}).items()))}
     for key in ("ipp_calls", "ipp_optimal_ticks", "ipp_exact_ticks", "ipp_bound_ticks", "ipp_limit_hit_ticks"):
         if key in s.policy_stats:
             out[key] = s.policy_stats[key]
-    out.update(frame_digest(result.jobs, ["start", "end", "wait", "vm_id"]))
-    out.update(frame_digest(result.vms, ["vm_id", "vm_type", "boot_start", "ready_at", "released_at", "anchor",
-                                         "units", "hourly", "cost", "jobs_hosted", "busy_capacity_s", "option"]))
+    out.update(frame_digest(result.jobs, ["start", "end", "wait", "instance_id"], ["start", "end", "wait", "vm_id"]))
+    out.update(frame_digest(result.instances, ["instance_id", "instance_type", "hired_at", "ready_at", "released_at",
+                                               "anchor", "units", "hourly", "cost", "jobs_hosted", "busy_capacity_s",
+                                               "option"],
+                            ["vm_id", "vm_type", "boot_start", "ready_at", "released_at", "anchor", "units", "hourly",
+                             "cost", "jobs_hosted", "busy_capacity_s", "option"]))
     return out
 
 
@@ -191,17 +194,24 @@ def backfill(trace: str, m: int, n: int | None, discipline: str) -> Callable[[],
 
 def cluster(workload: dict[str, Any], settings: dict[str, Any], seed: int = 11) -> Callable[[], Observed]:
     def case() -> Observed:
-        from broker.cloudcluster.site import simulate_cluster
-        from broker.cloudcluster.sweep import policy_of, site_of, workload_of
+        from broker.cloudcluster.simulate import simulate_cluster
+        from broker.cloudcluster.sweep import policy_of, terms_of, workload_of
 
         jobs = workload_of(workload.get("trace"), workload.get("synthetic"), workload.get("limit"),
                            workload.get("seed", 0), None, workload.get("parallel", "one"))
-        result = simulate_cluster(jobs, policy_of(settings), site_of(settings), seed=seed)
-        out: Observed = dict(result.summary())
-        out["egress_by_month"] = str(sorted(result.egress_by_month.items()))
-        out.update(frame_digest(result.jobs, ["begin", "done", "instance", "wait", "overhead"]))
-        out.update({f"ledger.{k}": v for k, v in frame_digest(result.ledger, ["pool", "hired", "anchor", "ready",
-                                                                              "released", "units", "cost"]).items()})
+        result = simulate_cluster(jobs, policy_of(settings), terms_of(settings), seed=seed)
+        s = result.summary
+        out: Observed = {"cost": s.cost, "instance_cost": s.instance_cost, "egress_cost": s.egress_cost,
+                         "instance_hours": s.instance_hours, "mean_overhead_s": s.overhead_mean_s,
+                         "p95_overhead_s": s.overhead_p95_s, "mean_wait_s": s.wait_mean_s, "jobs": s.jobs,
+                         "instances": s.instances, "peak_instances": s.peak_instances}
+        months = {int(np.datetime64(m, "M").astype(int)): c for m, c in s.egress_by_month.items()}
+        out["egress_by_month"] = str(sorted(months.items()))
+        out.update(frame_digest(result.jobs, ["start", "end", "instance_id", "wait", "overhead"],
+                                ["begin", "done", "instance", "wait", "overhead"]))
+        out.update({f"ledger.{k}": v for k, v in frame_digest(
+            result.instances, ["pool", "hired_at", "anchor", "ready_at", "released_at", "units", "cost"],
+            ["pool", "hired", "anchor", "ready", "released", "units", "cost"]).items()})
         out.update({f"users.{k}": v for k, v in frame_digest(result.users, ["instance_cost", "egress_cost",
                                                                             "exec_s"]).items()})
         return out

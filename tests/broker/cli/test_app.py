@@ -37,7 +37,7 @@ def test_trace_info_table() -> None:
 def test_simulate_synthetic_twice_gives_identical_json() -> None:
     args = ("simulate", "--synthetic", "--synthetic-jobs", "600", "--seed", "11", "--json")
     first, second = invoke(*args), invoke(*args)
-    assert {"jobs", "cost", "lower_bound", "cost_over_lb", "utilization", "vm_hours", "wall_s"} <= set(first)
+    assert {"jobs", "cost", "lower_bound", "cost_over_lb", "utilization", "instance_hours", "wall_s"} <= set(first)
     first.pop("wall_s"), second.pop("wall_s")
     assert first == second
     assert first["cost"] >= first["lower_bound"]

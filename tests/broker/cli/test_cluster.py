@@ -21,7 +21,7 @@ def run_json(*args: str) -> dict:
 
 def test_synthetic_json_has_the_bill_and_the_overheads():
     payload = run_json("--synthetic", "--limit", "3000")
-    for key in ("cost", "instance_cost", "egress_cost", "instance_hours", "mean_overhead_s", "p95_overhead_s"):
+    for key in ("cost", "instance_cost", "egress_cost", "instance_hours", "overhead_mean_s", "overhead_p95_s"):
         assert key in payload
     assert payload["jobs"] == 3000
     assert payload["cost"] == payload["instance_cost"] + payload["egress_cost"]
@@ -41,12 +41,12 @@ def test_out_writes_jobs_instances_and_the_per_user_bill(tmp_path):
 def test_options_change_the_run_as_documented():
     base = run_json("--synthetic", "--limit", "3000", "--boot", "120")
     kept = run_json("--synthetic", "--limit", "3000", "--boot", "120", "--keepalive", "fixed:0.5")
-    assert kept["mean_overhead_s"] < base["mean_overhead_s"] and kept["instance_cost"] > base["instance_cost"]
+    assert kept["overhead_mean_s"] < base["overhead_mean_s"] and kept["instance_cost"] > base["instance_cost"]
     capped = run_json("--synthetic", "--limit", "3000", "--cap", "5", "--per-user")
     assert capped["peak_instances"] <= 5 and capped["merge"] is False
     wall = run_json("--synthetic", "--limit", "3000", "--charging", "wall-clock", "--wait-next-hour", "20",
                     "--delay", "5", "--burst-ratio", "0.5", "--cap", "50")
-    assert wall["charging"] == "wall-clock" and wall["mean_wait_s"] > 0
+    assert wall["charging"] == "wall-clock" and wall["wait_mean_s"] > 0
 
 
 def test_real_trace_and_errors():

@@ -12,8 +12,9 @@ import functools
 
 import pytest
 
-from broker.cloudcluster.policies import ClusterPolicy, KeepAlive, StartRule
-from broker.cloudcluster.site import CloudSite, simulate_cluster
+from broker.cloudcluster.policies import ClusterPolicy, Delay, FixedKeepAlive, NextHour, PerUser, parse_keepalive
+from broker.cloudcluster.simulate import simulate_cluster
+from broker.cloudcluster.world import CloudTerms
 from broker.pricing.book import load_price_book
 from tests.broker.cloudcluster.checks import check_run
 from tests.conftest import trace_path
@@ -33,17 +34,17 @@ def slice_of(name: str) -> HtcJobs:
 
 def run(name: str, policy: ClusterPolicy, *, charging: str = "exact", boot: float = 0.0, seed: int = 0):
     book = load_price_book("ec2-2013-cluster")
-    site = CloudSite(hourly=book.offer("c1.medium", "on-demand").hourly, egress=book.egress,  # type: ignore[union-attr]
-                     charging=charging, boot=boot)  # type: ignore[arg-type]
+    site = CloudTerms(hourly=book.offer("c1.medium", "on-demand").hourly, egress=book.egress,  # type: ignore[union-attr]
+                      charging=charging, boot=boot)  # type: ignore[arg-type]
     jobs = slice_of(name)
     r = simulate_cluster(jobs, policy, site, seed=seed)
     check_run(r, jobs, policy)
-    return r.summary()
+    return r.summary.to_dict()
 
 
-POLICIES = [ClusterPolicy(), ClusterPolicy(cap=40), ClusterPolicy(merge=False, cap=40),
-            ClusterPolicy(keepalive=KeepAlive("fixed", 0.3)), ClusterPolicy(start=StartRule(delay=600)),
-            ClusterPolicy(start=StartRule(wait_next_hour=1200))]
+POLICIES = [ClusterPolicy(), ClusterPolicy(cap=40), ClusterPolicy(pools=PerUser(), cap=40),
+            ClusterPolicy(keepalive=FixedKeepAlive(0.3)), ClusterPolicy(start=(Delay(600),)),
+            ClusterPolicy(start=(NextHour(1200),))]
 
 
 @pytest.mark.parametrize("name", TRACES)
@@ -58,7 +59,7 @@ def test_exact_charging_never_costs_more_than_wall_clock(name, policy):
 @pytest.mark.parametrize("charging", ["exact", "wall-clock"])
 def test_merging_never_costs_more_than_dedicated_pools(name, cap, charging):
     merged = run(name, ClusterPolicy(cap=cap), charging=charging)
-    dedicated = run(name, ClusterPolicy(cap=cap, merge=False), charging=charging)
+    dedicated = run(name, ClusterPolicy(cap=cap, pools=PerUser()), charging=charging)
     assert merged["instance_cost"] <= dedicated["instance_cost"]
 
 
@@ -67,26 +68,26 @@ def test_merging_never_costs_more_than_dedicated_pools(name, cap, charging):
 def test_with_zero_boot_time_keep_alive_only_adds_cost(name, rule):
     base = run(name, ClusterPolicy())
     for p in (0.1, 0.3, 0.5):
-        kept = run(name, ClusterPolicy(keepalive=KeepAlive(rule, p)))  # type: ignore[arg-type]
+        kept = run(name, ClusterPolicy(keepalive=parse_keepalive(f"{rule}:{p}")))
         assert kept["instance_cost"] >= base["instance_cost"]
-        assert kept["mean_overhead_s"] == pytest.approx(base["mean_overhead_s"])  # no job ever waits
+        assert kept["overhead_mean_s"] == pytest.approx(base["overhead_mean_s"])  # no job ever waits
 
 
 @pytest.mark.parametrize("name", TRACES)
 @pytest.mark.parametrize("boot", [120.0, 600.0])
 def test_with_a_boot_time_keep_alive_lowers_mean_overhead(name, boot):
     base = run(name, ClusterPolicy(), boot=boot)
-    kept = run(name, ClusterPolicy(keepalive=KeepAlive("fixed", 0.5)), boot=boot)
-    assert kept["mean_overhead_s"] < base["mean_overhead_s"]
+    kept = run(name, ClusterPolicy(keepalive=FixedKeepAlive(0.5)), boot=boot)
+    assert kept["overhead_mean_s"] < base["overhead_mean_s"]
     assert kept["instance_cost"] > base["instance_cost"]
 
 
 @pytest.mark.parametrize("name", TRACES)
 @pytest.mark.parametrize(("cheap", "fast", "charging"), [
     (ClusterPolicy(cap=10), ClusterPolicy(), "exact"),
-    (ClusterPolicy(start=StartRule(delay=1800)), ClusterPolicy(), "exact"),
-    (ClusterPolicy(start=StartRule(wait_next_hour=1800)), ClusterPolicy(), "wall-clock"),
+    (ClusterPolicy(start=(Delay(1800),)), ClusterPolicy(), "exact"),
+    (ClusterPolicy(start=(NextHour(1800),)), ClusterPolicy(), "wall-clock"),
 ], ids=["P1 cap", "P4 delay", "P6 next hour"])
 def test_p1_p4_p6_trade_cost_against_overhead(name, cheap, fast, charging):
     a, b = run(name, cheap, charging=charging), run(name, fast, charging=charging)
-    assert a["instance_cost"] < b["instance_cost"] and a["mean_overhead_s"] > b["mean_overhead_s"]
+    assert a["instance_cost"] < b["instance_cost"] and a["overhead_mean_s"] > b["overhead_mean_s"]

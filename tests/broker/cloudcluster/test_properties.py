@@ -6,8 +6,20 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from broker.cloudcluster.policies import ClusterPolicy, KeepAlive, StartRule
-from broker.cloudcluster.site import DOWNLOAD_BPS, UPLOAD_BPS, CloudSite, simulate_cluster
+from broker.cloudcluster.policies import (
+    ClusterPolicy,
+    Delay,
+    EndOfPeriod,
+    FixedKeepAlive,
+    IdleKeepAlive,
+    IdleTimeout,
+    LoadKeepAlive,
+    Merged,
+    NextHour,
+    PerUser,
+)
+from broker.cloudcluster.simulate import simulate_cluster
+from broker.cloudcluster.world import DOWNLOAD_BPS, UPLOAD_BPS, CloudTerms
 from tests.broker.cloudcluster.checks import check_run
 from workloads.htc import HtcJobs
 
@@ -28,20 +40,22 @@ def workloads(draw: st.DrawFn) -> HtcJobs:
 def policies(draw: st.DrawFn) -> ClusterPolicy:
     timeout = draw(st.sampled_from([None, None, 0.0, 600.0]))
     keep = None if timeout is not None else draw(st.sampled_from(
-        [None, KeepAlive("fixed", 0.5), KeepAlive("idle", 0.8), KeepAlive("load", 1.0, 1800)]))
-    return ClusterPolicy(cap=draw(st.sampled_from([None, 1, 2, 5])), merge=draw(st.booleans()), keepalive=keep,
-                         idle_timeout=timeout,
-                         start=StartRule(delay=draw(st.sampled_from([0.0, 60.0, 900.0])),
-                                         burst_ratio=draw(st.sampled_from([None, 0.0, 0.5])),
-                                         wait_next_hour=draw(st.sampled_from([0.0, 600.0]))))
+        [None, FixedKeepAlive(0.5), IdleKeepAlive(0.8), LoadKeepAlive(1.0, 1800)]))
+    delay, ratio = draw(st.sampled_from([0.0, 60.0, 900.0])), draw(st.sampled_from([None, 0.0, 0.5]))
+    hold = draw(st.sampled_from([0.0, 600.0]))
+    start = (((Delay(delay, burst_ratio=ratio),) if delay or ratio is not None else ())
+             + ((NextHour(hold),) if hold else ()))
+    return ClusterPolicy(cap=draw(st.sampled_from([None, 1, 2, 5])), pools=draw(st.sampled_from([Merged(), PerUser()])),
+                         keepalive=keep, release=EndOfPeriod() if timeout is None else IdleTimeout(timeout),
+                         start=start)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(jobs=workloads(), policy=policies(), charging=st.sampled_from(["exact", "wall-clock"]),
        boot=st.sampled_from([0.0, 120.0, 600.0]), seed=st.integers(0, 3))
 def test_every_run_holds_the_invariants(jobs, policy, charging, boot, seed):
-    site = CloudSite(charging=charging, boot=boot)
-    r = simulate_cluster(jobs, policy, site, seed=seed)
+    site = CloudTerms(charging=charging, boot=boot)
+    r = simulate_cluster(jobs, policy, site, seed=seed, validate=True)
     check_run(r, jobs, policy)
     again = simulate_cluster(jobs, policy, site, seed=seed)
-    assert r.ledger.equals(again.ledger) and r.jobs.equals(again.jobs)
+    assert r.instances.equals(again.instances) and r.jobs.equals(again.jobs)

@@ -7,8 +7,19 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from broker.cloudcluster.policies import ClusterPolicy, KeepAlive, StartRule
-from broker.cloudcluster.site import DOWNLOAD_BPS, UPLOAD_BPS, CloudSite, simulate_cluster
+from broker.cloudcluster.policies import (
+    ClusterPolicy,
+    Delay,
+    FixedKeepAlive,
+    IdleKeepAlive,
+    IdleTimeout,
+    LoadKeepAlive,
+    NextHour,
+    PerUser,
+    parse_keepalive,
+)
+from broker.cloudcluster.simulate import simulate_cluster
+from broker.cloudcluster.world import DOWNLOAD_BPS, UPLOAD_BPS, CloudTerms
 from broker.pricing.book import load_price_book
 from broker.pricing.egress import GB, EgressPrices, EgressTier, monthly_bill
 from workloads.htc import HtcJobs
@@ -27,130 +38,142 @@ def jobs(submit, runtime, user=None, up_s=0.0, down_s=0.0, origin=0.0) -> HtcJob
 
 def run(js: HtcJobs, seed: int = 0, **kw):
     site_kw = {k: kw.pop(k) for k in ("charging", "boot", "egress") if k in kw}
-    return simulate_cluster(js, ClusterPolicy(**kw), CloudSite(hourly=0.145, **site_kw), seed=seed)
+    return simulate_cluster(js, ClusterPolicy(**kw), CloudTerms(hourly=0.145, **site_kw), seed=seed)
 
 
 def test_one_job_exact_charging_timeline_and_one_period():
     r = run(jobs([100], [3000], up_s=1, down_s=1))
     job = r.jobs.iloc[0]
-    assert (job.begin, job.done, job.overhead, job.wait) == (100, 3102, 2, 0)
-    led = r.ledger.iloc[0]
-    assert (led.hired, led.anchor, led.released, led.units) == (100, 100, 3700, 1)  # kept to the end of its period
-    assert r.instance_cost == pytest.approx(0.145)
+    assert (job.start, job.end, job.overhead, job.wait) == (100, 3102, 2, 0)
+    led = r.instances.iloc[0]
+    # kept to the end of its period
+    assert (led.hired_at, led.anchor, led.released_at, led.units) == (100, 100, 3700, 1)
+    assert r.summary.instance_cost == pytest.approx(0.145)
 
 
 def test_wall_clock_bills_from_the_hour_start():
     js = jobs([3000], [1000])  # runs 3000..4000; time 0 is on the hour
     exact, wall = run(js), run(js, charging="wall-clock")
-    assert (exact.ledger.released[0], exact.ledger.units[0]) == (6600, 1)
-    assert (wall.ledger.anchor[0], wall.ledger.released[0], wall.ledger.units[0]) == (0, 7200, 2)
+    assert (exact.instances.released_at[0], exact.instances.units[0]) == (6600, 1)
+    assert (wall.instances.anchor[0], wall.instances.released_at[0], wall.instances.units[0]) == (0, 7200, 2)
 
 
 def test_a_billed_period_is_exactly_3600_s():
     r = run(jobs([0], [3599.5]))  # idle half a second before its period ends: released at 3600, not earlier
-    assert (r.ledger.released[0], r.ledger.units[0]) == (3600, 1)
+    assert (r.instances.released_at[0], r.instances.units[0]) == (3600, 1)
     r = run(jobs([0], [3700]))  # busy at 3600: a second period starts, and is paid whole
-    assert (r.ledger.released[0], r.ledger.units[0]) == (7200, 2)
+    assert (r.instances.released_at[0], r.instances.units[0]) == (7200, 2)
 
 
 def test_boot_time_is_waited_and_billed():
     r = run(jobs([0], [100], up_s=2, down_s=3), boot=120)
     job = r.jobs.iloc[0]
-    assert (job.begin, job.done, job.overhead) == (120, 225, 125)
-    assert (r.ledger.hired[0], r.ledger.released[0]) == (0, 3600)
+    assert (job.start, job.end, job.overhead) == (120, 225, 125)
+    assert (r.instances.hired_at[0], r.instances.released_at[0]) == (0, 3600)
 
 
 def test_an_idle_instance_is_reused_within_its_paid_period():
     r = run(jobs([0, 1000], [600, 600]))
-    assert list(r.jobs.instance) == [0, 0] and list(r.ledger.units) == [1]
+    assert list(r.jobs.instance_id) == [0, 0] and list(r.instances.units) == [1]
     r = run(jobs([0, 4000], [600, 600]))  # gone at 3600: a second instance
-    assert list(r.jobs.instance) == [0, 1] and list(r.ledger.units) == [1, 1]
+    assert list(r.jobs.instance_id) == [0, 1] and list(r.instances.units) == [1, 1]
 
 
 def test_dedicated_instances_serve_only_their_user_and_eq6_splits_shared_ones():
     js = jobs([0, 1000, 1500], [900, 1800, 300], user=[0, 1, 0])
     merged = run(js)
-    assert list(merged.jobs.instance) == [0, 0, 1] and list(merged.ledger.units) == [1, 1]
+    assert list(merged.jobs.instance_id) == [0, 0, 1] and list(merged.instances.units) == [1, 1]
     # instance 0 ran user 0 for 900 s and user 1 for 1800 s: eq. 6 splits its 0.145 as 1/3, 2/3
     bill = merged.users.set_index("user").instance_cost
     assert bill[0] == pytest.approx(0.145 / 3 + 0.145) and bill[1] == pytest.approx(0.145 * 2 / 3)
-    assert merged.users.cost.sum() == pytest.approx(merged.cost)
-    dedicated = run(js, merge=False)
-    assert list(dedicated.jobs.instance) == [0, 1, 0] and list(dedicated.ledger.pool) == [0, 1]
+    assert merged.users.cost.sum() == pytest.approx(merged.summary.cost)
+    dedicated = run(js, pools=PerUser())
+    assert list(dedicated.jobs.instance_id) == [0, 1, 0] and list(dedicated.instances.pool) == [0, 1]
 
 
 def test_an_instance_that_ran_nothing_is_charged_to_the_user_who_started_it():
     # boot 300: user 1's job arrives at 200 and starts instance 1; instance 0 is free at 310 and takes it
     r = run(jobs([0, 200], [10, 500], user=[0, 1]), boot=300)
-    assert list(r.jobs.instance) == [0, 0] and list(r.jobs.begin) == [300, 310]
-    assert list(r.ledger.units) == [1, 1]
+    assert list(r.jobs.instance_id) == [0, 0] and list(r.jobs.start) == [300, 310]
+    assert list(r.instances.units) == [1, 1]
     bill = r.users.set_index("user").instance_cost
     assert bill[0] == pytest.approx(0.145 * 10 / 510)
     assert bill[1] == pytest.approx(0.145 * 500 / 510 + 0.145)  # the unused instance 1 is user 1's
-    assert r.users.cost.sum() == pytest.approx(r.cost)
+    assert r.users.cost.sum() == pytest.approx(r.summary.cost)
 
 
 def test_cap_queues_fcfs():
     r = run(jobs([0, 10, 20], [100, 100, 100]), cap=1)
-    assert list(r.jobs.begin) == [0, 100, 200] and len(r.ledger) == 1
+    assert list(r.jobs.start) == [0, 100, 200] and len(r.instances) == 1
 
 
 def test_p4_delay_and_an_instance_freed_meanwhile():
-    r = run(jobs([0], [100]), start=StartRule(delay=600))
-    assert r.jobs.begin[0] == 600 and r.ledger.hired[0] == 600
-    r = run(jobs([0, 50], [30, 10]), start=StartRule(delay=600))  # job 1 takes job 0's instance at 630
-    assert list(r.jobs.begin) == [600, 630] and len(r.ledger) == 1
-    r = run(jobs([0, 50], [300, 10]), start=StartRule(delay=600))  # no instance free by 650: job 1 starts one
-    assert list(r.jobs.begin) == [600, 650] and len(r.ledger) == 2
+    r = run(jobs([0], [100]), start=(Delay(600),))
+    assert r.jobs.start[0] == 600 and r.instances.hired_at[0] == 600
+    r = run(jobs([0, 50], [30, 10]), start=(Delay(600),))  # job 1 takes job 0's instance at 630
+    assert list(r.jobs.start) == [600, 630] and len(r.instances) == 1
+    r = run(jobs([0, 50], [300, 10]), start=(Delay(600),))  # no instance free by 650: job 1 starts one
+    assert list(r.jobs.start) == [600, 650] and len(r.instances) == 2
 
 
 def test_p5_lifts_the_delay_while_the_queue_is_long():
     js = jobs([0, 0, 0], [100, 100, 100])
-    assert list(run(js, cap=10, start=StartRule(delay=600)).jobs.begin) == [600] * 3
+    assert list(run(js, cap=10, start=(Delay(600),)).jobs.start) == [600] * 3
     # more than 0.2 x 10 = 2 jobs wait: no delay
-    assert list(run(js, cap=10, start=StartRule(delay=600, burst_ratio=0.2)).jobs.begin) == [0] * 3
+    assert list(run(js, cap=10, start=(Delay(600, burst_ratio=0.2),)).jobs.start) == [0] * 3
 
 
 def test_p6_holds_jobs_arriving_near_the_end_of_the_hour():
-    assert run(jobs([1000], [10]), start=StartRule(wait_next_hour=1200)).jobs.begin[0] == 1000
-    assert run(jobs([3000], [10]), start=StartRule(wait_next_hour=1200)).jobs.begin[0] == 3600
-    assert run(jobs([3000], [10])).jobs.begin[0] == 3000
+    assert run(jobs([1000], [10]), start=(NextHour(1200),)).jobs.start[0] == 1000
+    assert run(jobs([3000], [10]), start=(NextHour(1200),)).jobs.start[0] == 3600
+    assert run(jobs([3000], [10])).jobs.start[0] == 3000
     # the wall clock comes from the trace origin: 10:40 is 20 min before 11:00
     origin = dt.datetime(2013, 6, 1, 10, 40, tzinfo=dt.UTC).timestamp()
-    r = run(jobs([0], [10], origin=origin), start=StartRule(wait_next_hour=1200))
-    assert r.jobs.begin[0] == 1200
+    r = run(jobs([0], [10], origin=origin), start=(NextHour(1200),))
+    assert r.jobs.start[0] == 1200
 
 
 def test_keep_alive_fixed_one_keeps_one_more_period_then_an_idle_period_always_goes():
     js = jobs([0], [100])
-    assert list(run(js).ledger.units) == [1]
-    assert list(run(js, keepalive=KeepAlive("fixed", 1.0)).ledger.units) == [2]
-    r = run(jobs([0, 4000], [100, 100]), keepalive=KeepAlive("fixed", 1.0))
-    assert list(r.jobs.instance) == [0, 0] and list(r.ledger.units) == [3]
+    assert list(run(js).instances.units) == [1]
+    assert list(run(js, keepalive=FixedKeepAlive(1.0)).instances.units) == [2]
+    r = run(jobs([0, 4000], [100, 100]), keepalive=FixedKeepAlive(1.0))
+    assert list(r.jobs.instance_id) == [0, 0] and list(r.instances.units) == [3]
+
+
+class View:
+    """3 of 4 instances idle; the load over the last ``window`` seconds is 0.25 (0.75 over other windows)."""
+
+    idle, hired = 3, 4
+
+    def load(self, t: float, window: float) -> float:
+        return 0.25 if window == 3600 else 0.75
 
 
 def test_keep_alive_rules_probabilities():
-    assert KeepAlive("fixed", 0.4).probability(idle=3, hired=4, load=0.2) == 0.4
-    assert KeepAlive("idle", 0.4).probability(idle=3, hired=4, load=0.2) == pytest.approx(0.1)
-    assert KeepAlive("load", 0.4).probability(idle=3, hired=4, load=0.25) == pytest.approx(0.1)
-    assert KeepAlive.parse("load:0.3:7200") == KeepAlive("load", 0.3, 7200)
+    view = View()
+    assert FixedKeepAlive(0.4).probability(0.0, view) == 0.4
+    assert IdleKeepAlive(0.4).probability(0.0, view) == pytest.approx(0.1)
+    assert LoadKeepAlive(0.4).probability(0.0, view) == pytest.approx(0.1)
+    assert LoadKeepAlive(0.4, 600).probability(0.0, view) == pytest.approx(0.3)
+    assert parse_keepalive("load:0.3:7200") == LoadKeepAlive(0.3, 7200)
     for bad in ("fixed", "idle:0.3:60", "often:0.3", "fixed:2"):
         with pytest.raises(ValueError):
-            KeepAlive.parse(bad)
+            parse_keepalive(bad)
 
 
 def test_load_keep_alive_reads_the_window():
     # one instance busy 0..1800 of its first hour: load over the last hour at 3600 is 0.5
     js = jobs([0], [1800])
-    kept = [run(js, seed=s, keepalive=KeepAlive("load", 1.0)).ledger.units[0] for s in range(200)]
+    kept = [run(js, seed=s, keepalive=LoadKeepAlive(1.0)).instances.units[0] for s in range(200)]
     assert 0.4 < np.mean(np.array(kept) == 2) < 0.6
 
 
 def test_idle_timeout_baseline_ignores_paid_periods():
-    r = run(jobs([0], [100]), idle_timeout=600)
-    assert (r.ledger.released[0], r.ledger.units[0]) == (700, 1)
-    r = run(jobs([0], [3500]), idle_timeout=600)  # idle at 3500, gone at 4100: a second period started
-    assert (r.ledger.released[0], r.ledger.units[0]) == (4100, 2)
+    r = run(jobs([0], [100]), release=IdleTimeout(600))
+    assert (r.instances.released_at[0], r.instances.units[0]) == (700, 1)
+    r = run(jobs([0], [3500]), release=IdleTimeout(600))  # idle at 3500, gone at 4100: a second period started
+    assert (r.instances.released_at[0], r.instances.units[0]) == (4100, 2)
 
 
 def test_egress_tiers_per_month():
@@ -173,20 +196,20 @@ def test_egress_in_a_run_and_the_split_of_the_bill():
                  input_bytes=np.zeros(n), output_bytes=np.array([2 * GB, 4 * GB, 3 * GB]), origin=origin)
     r = run(js, egress=EGRESS)
     # January: 6 GB -> 5 x 0.12 split 2:4; February: 3 GB -> 2 x 0.12
-    assert r.egress_cost == pytest.approx(0.6 + 0.24)
+    assert r.summary.egress_cost == pytest.approx(0.6 + 0.24)
     e = r.users.set_index("user").egress_cost
     assert e[0] == pytest.approx(0.2) and e[1] == pytest.approx(0.4 + 0.24)
-    assert r.summary()["cost"] == pytest.approx(r.instance_cost + 0.84)
+    assert r.summary.cost == pytest.approx(r.summary.instance_cost + 0.84)
 
 
 def test_same_seed_same_run_and_bad_settings():
     js = jobs(np.arange(0, 20000, 700.0), np.full(29, 1500.0))
-    a = run(js, seed=3, keepalive=KeepAlive("fixed", 0.5))
-    b = run(js, seed=3, keepalive=KeepAlive("fixed", 0.5))
-    assert a.ledger.equals(b.ledger) and a.jobs.equals(b.jobs)
+    a = run(js, seed=3, keepalive=FixedKeepAlive(0.5))
+    b = run(js, seed=3, keepalive=FixedKeepAlive(0.5))
+    assert a.instances.equals(b.instances) and a.jobs.equals(b.jobs)
     with pytest.raises(ValueError):
         ClusterPolicy(cap=0)
     with pytest.raises(ValueError):
-        ClusterPolicy(idle_timeout=60, keepalive=KeepAlive("fixed", 0.5))
+        ClusterPolicy(release=IdleTimeout(60), keepalive=FixedKeepAlive(0.5))
     with pytest.raises(ValueError):
-        StartRule(wait_next_hour=3600)
+        (NextHour(3600),)

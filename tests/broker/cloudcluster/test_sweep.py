@@ -81,15 +81,18 @@ def test_bursty_load_scales_by_users_and_nests():
 
 
 def test_a_cluster_grid_on_dask_matches_loky():
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
+    from joblib import parallel_config
 
     from broker.sweep import cells, run_sweep
 
     spec = {"workload": {"synthetic": 1.0, "limit": 2000, "seed": 2}, "base": {"boot_s": 120},
             "family": [{"name": "keep", "keepalive": ["fixed:0.3", "load:0.5"], "cap": [20, "none"]}]}
     todo = cells(grid(spec), name="cluster-dask-test", root_seed=5, paired=True)
-    on_loky = run_sweep(cluster_cell, todo, backend="loky", n_jobs=2)
+    with parallel_config(backend="loky"):
+        on_loky = run_sweep(cluster_cell, todo, n_jobs=2)
     assert len({r["cost"] for r in on_loky}) == len(todo)  # the cells differ: the comparison means something
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster:
-        assert run_sweep(cluster_cell, todo, backend="dask", address=cluster.scheduler_address) == on_loky
+                      dashboard_address=None) as cluster, Client(cluster) as client, \
+            parallel_config(backend="dask", client=client):
+        assert run_sweep(cluster_cell, todo) == on_loky

@@ -8,7 +8,7 @@ from functools import cache
 import numpy as np
 
 from broker.coh.portfolio import CohPolicy
-from broker.coh.world import Engine, EngineConfig
+from broker.coh.world import CohWorld, EngineConfig, run
 from broker.pricing.billing import Billing
 from broker.pricing.book import load_price_book
 from heuristics.fleet import Batch, Fleet, Plan
@@ -49,7 +49,7 @@ def captured(trace: str, reqs: str, min_jobs: int, max_jobs: int, n_jobs: int = 
     swf = load_trace(trace_path(trace))
     jobs, _ = job_view(swf.frame, reqs=reqs, seed=4)
     policy = Capturing(min_jobs, max_jobs, every)
-    Engine(jobs.head(n_jobs), CATALOG, policy, EngineConfig()).run()
+    run(CohWorld(jobs.head(n_jobs), CATALOG, EngineConfig(), lookahead=policy.lookahead), policy)
     return tuple(policy.cases)
 
 

@@ -44,5 +44,5 @@ def test_billed_time_covers_every_lease_on_kth(charging: str) -> None:
     jobs = slice_of("KTH", 5000)
     result = simulate(jobs, CATALOG, config=SimulationConfig(policy="FCFS-SM", charging=charging, validate=True),
                       seed=3)
-    vms = result.vms
-    assert (vms.units * 3600 >= vms.released_at - vms.boot_start).all()
+    vms = result.instances
+    assert (vms.units * 3600 >= vms.released_at - vms.hired_at).all()

@@ -28,11 +28,11 @@ def run(table: JobTable, **kw):
 
 def test_one_job_one_hour_boot_billed_no_wait() -> None:
     res = run(jobs([1000], [1000], [50]))
-    vm = res.vms.iloc[0]
+    vm = res.instances.iloc[0]
     # planned at the tick 130 s ahead (boot 120 + tick 10): started 870, ready 990
-    assert (vm.boot_start, vm.ready_at) == (870.0, 990.0)
+    assert (vm.hired_at, vm.ready_at) == (870.0, 990.0)
     assert vm.released_at == 870 + 3600 - 10
-    assert vm.units == 1 and vm.vm_type == "large"
+    assert vm.units == 1 and vm.instance_type == "large"
     assert res.summary.cost == pytest.approx(LARGE)
     assert res.summary.wait_max_s == 0
     assert res.jobs.start.iloc[0] == 1000 and res.jobs.end.iloc[0] == 2000
@@ -41,7 +41,7 @@ def test_one_job_one_hour_boot_billed_no_wait() -> None:
 
 def test_busy_at_deadline_pays_a_second_unit() -> None:
     res = run(jobs([1000], [3595], [50]))  # ends 4595, after the deadline 4460
-    vm = res.vms.iloc[0]
+    vm = res.instances.iloc[0]
     assert vm.released_at == 870 + 2 * 3600 - 10 and vm.units == 2
     assert res.summary.cost == pytest.approx(2 * LARGE)
 
@@ -50,7 +50,7 @@ def test_busy_at_deadline_pays_a_second_unit() -> None:
 def test_wall_clock_charging_counts_from_the_hour(runtime: float, units: int) -> None:
     # started at 870 s: wall-clock units run from 0; the first deadline is 3590
     res = run(jobs([1000], [runtime], [50]), charging="wall-clock")
-    vm = res.vms.iloc[0]
+    vm = res.instances.iloc[0]
     assert vm.anchor == 0 and vm.units == units
     assert vm.released_at == units * 3600 - 10
 
@@ -58,8 +58,8 @@ def test_wall_clock_charging_counts_from_the_hour(runtime: float, units: int) ->
 def test_wall_clock_hours_follow_the_trace_origin() -> None:
     # Unix origin 1800 s past an hour: sim time 0 is half-way through a wall-clock hour
     res = run(jobs([1000], [100], [50], origin=7 * 3600 + 1800), charging="wall-clock")
-    assert res.vms.iloc[0].anchor == -1800
-    assert res.vms.iloc[0].released_at == 1800 - 10
+    assert res.instances.iloc[0].anchor == -1800
+    assert res.instances.iloc[0].released_at == 1800 - 10
 
 
 def test_without_lookahead_jobs_wait_for_the_boot() -> None:
@@ -69,24 +69,24 @@ def test_without_lookahead_jobs_wait_for_the_boot() -> None:
 
 def test_packing_shares_vms() -> None:
     res = run(jobs([1000, 1000, 1000], [500, 500, 500], [200, 200, 200]))
-    assert len(res.vms) == 2
-    assert res.vms.jobs_hosted.tolist() == [2, 1]
+    assert len(res.instances) == 2
+    assert res.instances.jobs_hosted.tolist() == [2, 1]
 
 
 def test_idle_vm_is_reused_before_release() -> None:
     res = run(jobs([1000, 2500], [100, 100], [300, 300]))
-    assert len(res.vms) == 1 and res.vms.iloc[0].jobs_hosted == 2
+    assert len(res.instances) == 1 and res.instances.iloc[0].jobs_hosted == 2
 
 
 def test_departure_before_tick_at_the_same_instant() -> None:
     # job 1 departs at 2000; job 2 (arrival 2130) is planned by the tick at 2000: it takes the freed room
     res = run(jobs([1000, 2130], [1000, 100], [400, 400]))
-    assert len(res.vms) == 1
+    assert len(res.instances) == 1
 
 
 def test_release_when_idle_exactly_at_deadline() -> None:
     res = run(jobs([1000], [3460], [50]))  # departs 4460 = the first deadline
-    assert res.vms.iloc[0].released_at == 4460 and res.vms.iloc[0].units == 1
+    assert res.instances.iloc[0].released_at == 4460 and res.instances.iloc[0].units == 1
 
 
 def test_ticks_are_skipped_when_nothing_can_change() -> None:
@@ -102,7 +102,7 @@ def test_cost_at_least_lower_bound_and_deterministic() -> None:
     b = run(table, policy="coh", heuristics=("FCFS-SM", "FCFS-LD", "FCFS-CFH", "LJF-Rnd"))
     assert a.summary == b.summary
     assert a.summary.cost >= a.summary.lower_bound
-    assert a.summary.cost == pytest.approx(float((a.vms.units * a.vms.hourly).sum()))
+    assert a.summary.cost == pytest.approx(float((a.instances.units * a.instances.hourly).sum()))
 
 
 def test_portfolio_never_worse_per_tick_than_its_members_on_one_batch() -> None:
@@ -122,7 +122,7 @@ def test_job_larger_than_any_vm_is_refused() -> None:
 
 def test_validator_catches_an_overfull_plan() -> None:
     from broker.coh.portfolio import CohPolicy
-    from broker.coh.world import Engine, EngineConfig
+    from broker.coh.world import CohWorld, EngineConfig, run
     from heuristics.fleet import Plan
 
     class Cheater:
@@ -133,17 +133,17 @@ def test_validator_catches_an_overfull_plan() -> None:
                         new_types=np.array([1]), n_slots=len(fleet))
 
     policy = CohPolicy([Cheater()], lookahead=130, seed=0)
-    engine = Engine(jobs([0, 0], [10, 10], [300, 300]), CATALOG, policy, EngineConfig(validate=True))
+    world = CohWorld(jobs([0, 0], [10, 10], [300, 300]), CATALOG, EngineConfig(validate=True), lookahead=130)
     with pytest.raises((InvariantError, RuntimeError), match="over capacity"):
-        engine.run()
+        run(world, policy)
 
 
 def test_billed_time_covers_use() -> None:
     rng = np.random.default_rng(9)
     res = run(jobs(np.sort(rng.uniform(0, 20_000, 200)), rng.uniform(1, 9000, 200), 10 * rng.integers(1, 11, 200)))
-    billed = res.vms.units * 3600
-    assert (billed >= res.vms.released_at - res.vms.boot_start).all()
-    assert math.isclose(res.summary.utilization * (res.vms.capacity * billed).sum(),
+    billed = res.instances.units * 3600
+    assert (billed >= res.instances.released_at - res.instances.hired_at).all()
+    assert math.isclose(res.summary.utilization * (res.instances.capacity * billed).sum(),
                         float((res.jobs.r * res.jobs.runtime).sum()))
 
 

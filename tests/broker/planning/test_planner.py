@@ -182,13 +182,13 @@ def test_demand_from_a_replay_prices_the_replay_exactly() -> None:
     demand, result = replay_demand(table.head(3000), CATALOG)
     od = sum(float(demand.column(n).sum()) * float(CATALOG.hourly[i]) for i, n in enumerate(CATALOG.names))
     assert od == pytest.approx(result.summary.cost)
-    assert demand.counts.sum() == int(result.vms.units.sum())
+    assert demand.counts.sum() == int(result.instances.units.sum())
 
 
 def test_demand_from_run_counts_billing_units_per_hour() -> None:
     class Vm:
-        def __init__(self, vm_type: str, anchor: float, units: int) -> None:
-            self.vm_type, self.anchor, self.units = vm_type, anchor, units
+        def __init__(self, instance_type: str, anchor: float, units: int) -> None:
+            self.instance_type, self.anchor, self.units = instance_type, anchor, units
 
     ledger = [Vm("large", 100.0, 3), Vm("large", 3000.0, 1), Vm("small", 7300.0, 1)]
     demand = demand_from_run(ledger, CATALOG, began=0.0, ended=4 * 3600.0)  # type: ignore[arg-type]

@@ -53,9 +53,9 @@ def test_heavy_reservation_is_always_on_and_billed_every_hour() -> None:
     # jobs, idle through the gap; it goes at its first deadline after the last departure (20,100):
     # 870 + 6 * 3600 - 10 = 22,460, six units.
     res = run(jobs([1000, 20000], [1000, 100], [50, 50]), {("large", HEAVY): 1})
-    assert len(res.vms) == 1
-    vm = res.vms.iloc[0]
-    assert (vm.option, vm.boot_start, vm.ready_at, vm.released_at, vm.units) == (HEAVY, 870.0, 870.0, 22460.0, 6)
+    assert len(res.instances) == 1
+    vm = res.instances.iloc[0]
+    assert (vm.option, vm.hired_at, vm.ready_at, vm.released_at, vm.units) == (HEAVY, 870.0, 870.0, 22460.0, 6)
     assert vm.jobs_hosted == 2 and vm.hourly == 0.064
     assert res.jobs.start.tolist() == [1000.0, 20000.0]
     upfront = 780.0 * (22460 - 870) / 3600 / HOURS_PER_YEAR
@@ -69,7 +69,7 @@ def test_new_vms_take_medium_then_light_then_on_demand() -> None:
     # unit and is released idle at 870 + 3590; the medium reservation is free again for the fourth job.
     table = jobs([1000, 1000, 1000, 10000], [1800, 1800, 1800, 100], [410, 410, 410, 50])
     res = run(table, {("large", MEDIUM): 1, ("large", LIGHT): 1})
-    vms = res.vms.sort_values("vm_id")
+    vms = res.instances.sort_values("instance_id")
     assert vms.option.tolist() == [MEDIUM, LIGHT, "on-demand", MEDIUM]
     assert vms.hourly.tolist() == [0.096, 0.156, 0.26, 0.096]
     assert vms.units.tolist() == [1, 1, 1, 1]
@@ -81,13 +81,13 @@ def test_new_vms_take_medium_then_light_then_on_demand() -> None:
 def test_reserved_type_must_match_the_vm_type() -> None:
     # a small medium reservation does not serve the large VM CoH starts
     res = run(jobs([1000], [100], [300]), {("small", MEDIUM): 1})
-    assert res.vms.option.tolist() == ["on-demand"] and res.vms.vm_type.tolist() == ["large"]
+    assert res.instances.option.tolist() == ["on-demand"] and res.instances.vm_type.tolist() == ["large"]
 
 
 def test_coh_r_scores_heavy_vms_as_paid_and_fills_them_first() -> None:
     # with two heavy VMs idle, CoH puts two 400-unit jobs on them rather than starting anything
     res = run(jobs([1000, 1000], [5000, 5000], [400, 400]), {("large", HEAVY): 2})
-    assert set(res.vms.option) == {HEAVY} and len(res.vms) == 2
+    assert set(res.instances.option) == {HEAVY} and len(res.instances) == 2
 
 
 def test_policies_need_their_plan() -> None:
@@ -138,7 +138,7 @@ def test_plan_must_fit_the_price_book() -> None:
 def test_validator_catches_a_reservation_taken_twice() -> None:
     from broker.coh.simulate import build_policy
     from broker.coh.validate import InvariantError
-    from broker.coh.world import Engine
+    from broker.coh.world import CohWorld, run
     from broker.pricing.reservations import LIGHT_CODE, ReservedCapacity
 
     class Leaky(ReservedCapacity):
@@ -148,7 +148,8 @@ def test_validator_catches_a_reservation_taken_twice() -> None:
     plan = ReservationPlan(1, {("large", LIGHT): 1})
     config = SimulationConfig(policy="coh-r", heuristics=("FCFS-SM",), validate=True, reservations=plan)
     engine_config = config.engine()
-    engine = Engine(jobs([1000, 1000], [100, 100], [410, 410]), CATALOG, build_policy(config, seed=1),
-                    engine_config, reservations=Leaky(plan, BOOK, CATALOG))
+    policy = build_policy(config, seed=1)
+    world = CohWorld(jobs([1000, 1000], [100, 100], [410, 410]), CATALOG, engine_config, lookahead=policy.lookahead,
+                     reservations=Leaky(plan, BOOK, CATALOG))
     with pytest.raises(InvariantError, match="VMs per \\(type, option\\)"):
-        engine.run()
+        run(world, policy)

@@ -1,0 +1,76 @@
+"""Invariant checks of ``validate=True`` cloud-cluster runs.
+
+After every event: every job that arrived is done, running or queued; no more than ``cap``
+instances hired; no instance runs two jobs. At every release: the instance is idle, released at the
+end of a paid period (unless the idle-timeout baseline released it), after it booted. At the end:
+every job done once, after it arrived and after its instance booted; every instance released; the
+bill covers every lease. A failed check raises :class:`~broker.sim.validate.InvariantError`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from broker.cloudcluster.policies import IdleTimeout
+from broker.sim.validate import EPS, InvariantError, check_conservation
+
+if TYPE_CHECKING:
+    from broker.cloudcluster.world import ClusterWorld
+
+
+class ClusterValidator:
+    """Checks the invariants of one cloud-cluster world (see the module docstring)."""
+
+    def __init__(self, world: ClusterWorld) -> None:
+        self.world = world
+        self.arrived = 0
+
+    def at_arrival(self) -> None:
+        """A job arrived."""
+        self.arrived += 1
+
+    def at_event(self, t: float) -> None:
+        """Checks after the event at ``t``."""
+        w = self.world
+        check_conservation(t, submitted=self.arrived, done=w.finished, running=w.active, queued=w.waiting)
+        if w.alive > w.cap:
+            raise InvariantError(f"t={t}: {w.alive} instances hired, the cap is {w.cap}")
+        busy = [j for j in w.busy if j >= 0]
+        if len(busy) != w.active or len(set(busy)) != len(busy):
+            raise InvariantError(f"t={t}: {w.active} jobs active but instances run {len(busy)} (distinct "
+                                 f"{len(set(busy))})")
+
+    def at_release(self, t: float, inst: int) -> None:
+        """Checks for instance ``inst`` released at ``t`` (before the world marks it released)."""
+        w = self.world
+        if w.busy[inst] >= 0:
+            raise InvariantError(f"instance {inst} released at {t} while running job {w.busy[inst]}")
+        if not t >= w.ready[inst] - EPS:
+            raise InvariantError(f"instance {inst} released at {t} before it booted ({w.ready[inst]})")
+        periods = (t - w.anchor[inst]) / w.terms.btu
+        if not isinstance(w.policy.release, IdleTimeout) and abs(periods - round(periods)) > 1e-9 * max(1, periods):
+            raise InvariantError(f"instance {inst} released at {t}, {periods:.6f} periods after its anchor "
+                                 f"{w.anchor[inst]}: not at the end of a paid period")
+
+    def at_end(self) -> None:
+        """Every job done once, after it arrived and on a booted instance; every instance released and paid for."""
+        w = self.world
+        jobs = w.jobs
+        if w.finished != len(jobs) or np.isnan(w.done).any() or (w.on < 0).any():
+            raise InvariantError(f"{len(jobs) - w.finished} job(s) never done")
+        if np.any(w.begin < jobs.submit - EPS):
+            i = int(np.argmax(w.begin < jobs.submit - EPS))
+            raise InvariantError(f"job {i} got an instance at {w.begin[i]}, before it arrived at {jobs.submit[i]}")
+        ready = np.asarray(w.ready)[w.on]
+        if np.any(w.begin < ready - EPS):
+            i = int(np.argmax(w.begin < ready - EPS))
+            raise InvariantError(f"job {i} started at {w.begin[i]} on instance {w.on[i]}, before it booted at "
+                                 f"{ready[i]}")
+        if not all(w.released) or len(w.ledger) != len(w.pool) or w.alive != 0:
+            raise InvariantError(f"{len(w.pool) - len(w.ledger)} instance(s) never released")
+        for r in w.ledger.records:
+            if r.anchor + r.units * w.terms.btu < r.released_at - EPS or r.anchor > r.hired_at + EPS:
+                raise InvariantError(f"instance {r.instance_id}: billed from {r.anchor} for {r.units} period(s) does "
+                                     f"not cover its lease [{r.hired_at}, {r.released_at}]")
