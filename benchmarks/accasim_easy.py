@@ -12,8 +12,9 @@ dispatching record (its writers fork processes that cost more CPU than the simul
 are taken by an AdditionalData hook instead, and must equal the record's). AccaSim's own clock of
 its simulation loop (the "Simulation time" of its statistics file) is reported too. Wall and CPU
 times (AccaSim: with the processes it forks) are both given: other work shares the 2 cores. Ours
-(``heuristics.backfill.replay``, EASY and conservative) and the plain EASY below are timed best of
-``--repeat``, EASY and the plain EASY before, between and after the AccaSim runs.
+(the hybrid site with no cloud, ``broker.hybrid.world.replay``, EASY and conservative) and the plain
+EASY below are timed best of ``--repeat``, EASY and the plain EASY before, between and after the
+AccaSim runs.
 
 The plain EASY is the least a correct event-driven EASY must do: Python lists, a heap of actual
 completions, a queue in submission order; at each event time completions, then submissions, then
@@ -54,7 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from heuristics.backfill import Discipline, replay
+from broker.hybrid.world import replay
+from heuristics.backfill import Discipline
 from workloads.cache import load_trace
 from workloads.rigid import RigidJobs, rigid_view
 

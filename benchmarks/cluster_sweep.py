@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from distributed import Client, LocalCluster
+from joblib import parallel_config
 
 from broker.cloudcluster.sweep import cluster_cell, grid
 from broker.sweep import cells, run_sweep
@@ -62,13 +63,15 @@ def main() -> None:
           + f", {plain['jobs']:,} jobs; one plain replay (best of 3): {replay:.3f} s")
     times, outputs = {}, {}
     t = time.perf_counter()
-    outputs["in-process"] = run_sweep(cluster_cell, todo, store=None, backend="sequential", n_jobs=1)
+    with parallel_config(backend="sequential"):
+        outputs["in-process"] = run_sweep(cluster_cell, todo, store=None, n_jobs=1)
     times["in-process"] = time.perf_counter() - t
     for n in (1, args.workers):
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as cluster, Client(cluster):
+                          dashboard_address=None) as cluster, Client(cluster) as client, \
+                parallel_config(backend="dask", client=client):
             t = time.perf_counter()
-            outputs[n] = run_sweep(cluster_cell, todo, store=None, backend="dask", n_jobs=-1)
+            outputs[n] = run_sweep(cluster_cell, todo, store=None, n_jobs=-1)
             times[n] = time.perf_counter() - t
     for label, wall in times.items():
         name = label if isinstance(label, str) else f"{label} worker process(es)"

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.coh.simulate import SimulationConfig, simulate
-from broker.pricing.book import load_price_book
+from broker import CohConfig, SimulationConfig, load_price_book, simulate
 from heuristics.registry import PAPER_TRIO
 from workloads.cache import load_trace
 from workloads.jobs import JobTable, job_view
@@ -53,7 +52,7 @@ def best_of(repeat: int, fn, *args):  # type: ignore[no-untyped-def]
 
 def replay(jobs: JobTable, policy: str) -> tuple[float, dict]:
     catalog = load_price_book().catalog()
-    config = SimulationConfig(policy=policy, heuristics=PAPER_TRIO)
+    config = SimulationConfig(CohConfig(policy, heuristics=PAPER_TRIO))
     t = time.perf_counter()
     result = simulate(jobs, catalog, config=config, seed=1)
     return time.perf_counter() - t, result.summary.to_dict()

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.hybrid.leasing import run_policy
-from broker.hybrid.site import run_constant
+from broker import LEASING_POLICIES, run_constant, run_leasing
 from workloads.cache import load_trace
 from workloads.rigid import rigid_view
 
@@ -42,20 +41,21 @@ def main() -> None:
     args = parser.parse_args()
     jobs, _ = rigid_view(load_trace(args.trace).frame, nodes=args.nodes)
     m = args.nodes
+    policy = LEASING_POLICIES.get
     base, _ = timed(lambda: run_constant(jobs, m, 31), args.repeat)
     rows = [("constant V = 31 (baseline)", base, None)]
-    shared_t, shared = timed(lambda: run_policy(jobs, m, "qlearning"), args.repeat)
-    naive_t, naive = timed(lambda: run_policy(jobs, m, "qlearning", share=False), args.repeat)
-    eps_t, eps = timed(lambda: run_policy(jobs, m, "epsilon", epsilon_k=3), args.repeat)
+    shared_t, shared = timed(lambda: run_leasing(jobs, m, policy("qlearning")(m)), args.repeat)
+    naive_t, naive = timed(lambda: run_leasing(jobs, m, policy("qlearning")(m, share=False)), args.repeat)
+    eps_t, eps = timed(lambda: run_leasing(jobs, m, policy("egreedy")(m, k=3)), args.repeat)
     rows += [("Q-learning, every V simulated", naive_t, naive), ("Q-learning, shared clones", shared_t, shared),
              ("epsilon-greedy, k = 3", eps_t, eps)]
-    same = shared.result.caps == naive.result.caps and shared.result.twt == naive.result.twt
-    print(f"{len(jobs):,} jobs, M = {m}, {len(shared.result.caps)} daily steps; shared == naive: {same}")
+    same = shared.summary.caps == naive.summary.caps and shared.summary.twt_s == naive.summary.twt_s
+    print(f"{len(jobs):,} jobs, M = {m}, {len(shared.summary.caps)} daily steps; shared == naive: {same}")
     print(f"{'run':32} {'wall s':>8} {'x baseline':>11} {'clones':>8}")
     for label, wall, run in rows:
-        clones = "" if run is None else f"{run.simulated:,}"
+        clones = "" if run is None else f"{run.summary.clones_simulated:,}"
         print(f"{label:32} {wall:8.2f} {wall / base:10.1f}x {clones:>8}")
-    print(f"mean cap: Q {np.mean(shared.result.caps):.1f}, epsilon {np.mean(eps.result.caps):.1f}")
+    print(f"mean cap: Q {np.mean(shared.summary.caps):.1f}, epsilon {np.mean(eps.summary.caps):.1f}")
 
 
 if __name__ == "__main__":

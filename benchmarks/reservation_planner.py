@@ -46,8 +46,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from broker.coh.simulate import replay_demand
-from broker.planning.demand import Demand
+from broker.planning.demand import Demand, replay_demand
 from broker.planning.planner import Mode, PlanReport, Prices, capacity_model, exhaustive, plan_reservations
 from broker.pricing.book import load_price_book
 from solvers.base import Limit

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.coh.simulate import SimulationConfig, simulate
+from broker import CohConfig, SimulationConfig, simulate
 from broker.pricing.book import load_price_book
 from heuristics.registry import PAPER_TRIO
 from workloads.cache import load_trace
@@ -40,7 +40,7 @@ def main() -> None:
                 jobs, _ = job_view(swf.frame, reqs=reqs, seed=seed, origin=swf.header.unix_start_time or 0)
                 if args.limit:
                     jobs = jobs.head(args.limit)
-                s = simulate(jobs, catalog, config=SimulationConfig(policy=policy), seed=seed).summary
+                s = simulate(jobs, catalog, config=SimulationConfig(CohConfig(policy)), seed=seed).summary
                 rows.append((s.cost, s.cost_over_lb, s.utilization))
             a = np.array(rows)
             mean, std = a.mean(axis=0), a.std(axis=0)

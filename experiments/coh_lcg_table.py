@@ -15,15 +15,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 from cells import seeds_of, stored
 from joblib import Parallel, delayed
 
-from broker.coh.simulate import SimulationConfig, simulate
-from broker.pricing.book import load_price_book
+from broker import CohConfig, IppConfig, SimulationConfig, load_price_book, simulate
 from workloads.cache import load_trace
 from workloads.jobs import job_view
 
@@ -32,18 +30,18 @@ REQS = ("heterogeneous", "constant-100", "constant-10")
 
 
 def configs(work: float, max_vms: int | None) -> dict[str, SimulationConfig]:
-    ipp = {"solver": "cpsat", "time_limit": work, "deterministic": True}
     return {
-        "FCFS-SM": SimulationConfig(policy="FCFS-SM"),
-        "FCFS-LD": SimulationConfig(policy="FCFS-LD"),
-        "FCFS-CFH": SimulationConfig(policy="FCFS-CFH"),
-        "CoH (trio)": SimulationConfig(policy="coh"),
-        "CoH (trio + IPP)": SimulationConfig(policy="coh", ipp_max_vms=max_vms, **ipp),
+        "FCFS-SM": SimulationConfig(CohConfig("FCFS-SM")),
+        "FCFS-LD": SimulationConfig(CohConfig("FCFS-LD")),
+        "FCFS-CFH": SimulationConfig(CohConfig("FCFS-CFH")),
+        "CoH (trio)": SimulationConfig(CohConfig("coh")),
+        "CoH (trio + IPP)": SimulationConfig(CohConfig("coh"), ipp=IppConfig("cpsat", time_limit=work,
+                                                                             deterministic=True, max_vms=max_vms)),
     }
 
 
 def cell_key(trace: str, reqs: str, label: str, config: SimulationConfig, seed: int) -> str:
-    text = json.dumps([Path(trace).name, reqs, label, asdict(config), seed], sort_keys=True, default=str)
+    text = json.dumps([Path(trace).name, reqs, label, config.to_dict(), seed], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from joblib import Parallel, delayed
 
-from broker.coh.simulate import SimulationConfig, simulate
-from broker.pricing.book import load_price_book
+from broker import CohConfig, IppConfig, SimulationConfig, load_price_book, simulate
 from workloads.cache import load_trace
 from workloads.jobs import JobTable, job_view
 from workloads.lublin import default_workload
@@ -39,19 +38,19 @@ def workloads(n_jobs: int, seed: int) -> dict[str, JobTable]:
 
 
 def policies(work: float) -> dict[str, SimulationConfig]:
-    ipp = {"solver": "cpsat", "time_limit": work, "deterministic": True}
-    paper = {"paid_scoring": False, "ipp_wins_ties": False}
+    ipp = IppConfig("cpsat", time_limit=work, deterministic=True)
     return {
-        "FCFS-SM": SimulationConfig(policy="FCFS-SM"),
-        "FCFS-LD": SimulationConfig(policy="FCFS-LD"),
-        "FCFS-CFH": SimulationConfig(policy="FCFS-CFH"),
-        "IPP alone": SimulationConfig(policy="ipp", **ipp),
-        "CoH trio, paper scoring": SimulationConfig(policy="coh", paid_scoring=False),
-        "CoH trio, paid scoring": SimulationConfig(policy="coh"),
-        "CoH trio + IPP, paper scoring, ties to heuristics": SimulationConfig(policy="coh", **paper, **ipp),
-        "CoH trio + IPP, paid scoring, ties to heuristics": SimulationConfig(policy="coh", ipp_wins_ties=False,
-                                                                             **ipp),
-        "CoH trio + IPP, paid scoring, ties to IPP (default)": SimulationConfig(policy="coh", **ipp),
+        "FCFS-SM": SimulationConfig(CohConfig("FCFS-SM")),
+        "FCFS-LD": SimulationConfig(CohConfig("FCFS-LD")),
+        "FCFS-CFH": SimulationConfig(CohConfig("FCFS-CFH")),
+        "IPP alone": SimulationConfig(CohConfig("ipp"), ipp=ipp),
+        "CoH trio, paper scoring": SimulationConfig(CohConfig("coh", paid_scoring=False)),
+        "CoH trio, paid scoring": SimulationConfig(CohConfig("coh")),
+        "CoH trio + IPP, paper scoring, ties to heuristics": SimulationConfig(
+            CohConfig("coh", paid_scoring=False, ipp_wins_ties=False), ipp=ipp),
+        "CoH trio + IPP, paid scoring, ties to heuristics": SimulationConfig(CohConfig("coh", ipp_wins_ties=False),
+                                                                             ipp=ipp),
+        "CoH trio + IPP, paid scoring, ties to IPP (default)": SimulationConfig(CohConfig("coh"), ipp=ipp),
     }
 
 

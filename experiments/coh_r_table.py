@@ -32,7 +32,6 @@ import argparse
 import hashlib
 import json
 import math
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ import numpy as np
 from cells import seeds_of, stored
 from joblib import Parallel, delayed
 
-from broker.coh.simulate import SimulationConfig, replay_demand, simulate
+from broker import CohConfig, SimulationConfig, replay_demand, simulate
 from broker.planning.demand import Demand
 from broker.planning.planner import Prices, plan_reservations, report
 from broker.pricing.book import HEAVY, LIGHT, MEDIUM, load_price_book
@@ -101,7 +100,7 @@ def base_cell(trace: str, reqs: str, seed: int, part: str, policy: str) -> dict[
         return {**summary_of(result), "midpoint_s": mid,
                 "demand": {"counts": demand.counts.tolist(), "types": list(demand.types),
                            "interval_s": demand.interval_s, "start": demand.start}}
-    return summary_of(simulate(jobs, catalog, config=SimulationConfig(policy=policy), seed=seed))
+    return summary_of(simulate(jobs, catalog, config=SimulationConfig(CohConfig(policy)), seed=seed))
 
 
 def reserved_cell(store: Path, trace: str, reqs: str, seed: int, sample: str, label: str,
@@ -119,7 +118,7 @@ def reserved_cell(store: Path, trace: str, reqs: str, seed: int, sample: str, la
         planned_on = first_half(demand_of(whole), whole["midpoint_s"])
     plan = plan_reservations(planned_on, prices, mode=mode, solver="cpsat", limit=Limit.deterministic(work))
     predicted = report(demand_of(replayed), prices, dict(plan.plan.counts), mode=mode)
-    config = SimulationConfig(policy=policy, reservations=plan.plan)
+    config = SimulationConfig(CohConfig(policy), reservations=plan.plan)
     result = simulate(workload(trace, reqs, seed, part)[0], book.catalog(), config=config, seed=seed, book=book)
     return {**summary_of(result), "plan": [[k, o, n] for (k, o), n in plan.plan.counts.items()],
             "planned_on_hours": plan.horizon_hours, "planned_horizon_cost": plan.planned_horizon_cost,
@@ -148,14 +147,14 @@ def cell_key(*parts: Any) -> str:
 
 
 def base(store: Path, trace: str, reqs: str, seed: int, part: str, policy: str) -> dict[str, Any]:
-    config = asdict(SimulationConfig(policy=policy))
+    config = SimulationConfig(CohConfig(policy)).to_dict()
     key = cell_key(trace, reqs, seed, part, policy, config, BOOK)
     return stored(store / f"{key}.json", lambda: base_cell(trace, reqs, seed, part, policy))
 
 
 def reserved(store: Path, trace: str, reqs: str, seed: int, sample: str, label: str, work: float) -> dict[str, Any]:
     policy, mode, options, source = RESERVED[label]
-    config = asdict(SimulationConfig(policy="coh"))
+    config = SimulationConfig().to_dict()
     key = cell_key(trace, reqs, seed, sample, policy, mode, options, source, config, BOOK, work)
     return stored(store / f"{key}.json", lambda: reserved_cell(store, trace, reqs, seed, sample, label, work))
 

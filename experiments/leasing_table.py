@@ -17,10 +17,10 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from joblib import parallel_config
 
-from broker.hybrid.leasing import summarize_sweep, sweep_cell
-from broker.hybrid.site import balance
-from broker.sweep import cells, run_sweep
+from broker import balance, cells, run_sweep
+from broker.hybrid.sweep import summarize_sweep, sweep_cell
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 TRACE = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -30,12 +30,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trace", default=str(TRACE))
     parser.add_argument("--nodes", type=int, default=100)
-    parser.add_argument("--name", default="leasing-kth-v2", help="cell name (part of every stored key)")
+    parser.add_argument("--name", default="leasing-kth-v3", help="cell name (part of every stored key)")
     parser.add_argument("--store", default="results/leasing_kth")
     parser.add_argument("--random", type=int, default=1000)
     parser.add_argument("--epsilon-seeds", type=int, default=10)
-    parser.add_argument("--backend", default="loky")
-    parser.add_argument("--address", default=None)
+    parser.add_argument("--backend", default="loky", help="a joblib backend (set up dask or ray yourself)")
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
     store = Path(args.store)
@@ -45,14 +44,14 @@ def main() -> None:
     configs = [{**base, "policy": "constant", "cap": "inf"}, *({**base, "policy": "constant", "cap": v}
                                                                  for v in range(m + 1))]
     fixed = cells(configs, name=name, root_seed=1)
-    epsilon = [{**base, "policy": "epsilon", "epsilon_k": 3}, {**base, "policy": "epsilon", "epsilon_k": 10}]
+    epsilon = [{**base, "policy": "egreedy", "k": 3}, {**base, "policy": "egreedy", "k": 10}]
     learners = cells([{**base, "policy": "qlearning"}, *epsilon], name=name, root_seed=2)
     randoms = cells([{**base, "policy": "random"}], name=name, root_seed=3, repeats=args.random)
     more_epsilon = cells(epsilon, name=name, root_seed=4, repeats=max(args.epsilon_seeds - 1, 1))
     more_epsilon = more_epsilon if args.epsilon_seeds > 1 else []
     todo = [*fixed, *learners, *randoms, *more_epsilon]
-    results = run_sweep(sweep_cell, todo, store=store, backend=args.backend, n_jobs=args.n_jobs,
-                        address=args.address)
+    with parallel_config(backend=args.backend):
+        results = run_sweep(sweep_cell, todo, store=store, n_jobs=args.n_jobs)
     by = dict(zip([c.key for c in todo], results, strict=True))
     ref, local = by[fixed[0].key], by[fixed[1].key]
     summary = summarize_sweep(ref, local, {int(c.config["cap"]): by[c.key] for c in fixed[1:]},
@@ -66,14 +65,14 @@ def main() -> None:
     print(f"| random V per day, best of {len(rb)} | | | {rb.max():.2f} | 1 |")
     for c in learners:
         r = by[c.key]
-        b = balance(r["twt"], r["cost"], local["twt"], ref["cost"])
-        label = c.config["policy"] + (f" (k = {c.config['epsilon_k']})" if "epsilon_k" in c.config else "")
+        b = balance(r["twt_s"], r["cloud_cpu_s"], local["twt_s"], ref["cloud_cpu_s"])
+        label = c.config["policy"] + (f" (k = {c.config['k']})" if "k" in c.config else "")
         print(f"| {label} | {b.twt_imp_pct:.2f} | {b.c_pct:.2f} | {b.balance:.2f} | {r['simulated']:,} |")
     for eps in epsilon:
         runs = [by[c.key] for c in [*learners, *more_epsilon] if c.config == eps]
-        bs = np.array([balance(r["twt"], r["cost"], local["twt"], ref["cost"]).balance for r in runs])
+        bs = np.array([balance(r["twt_s"], r["cloud_cpu_s"], local["twt_s"], ref["cloud_cpu_s"]).balance for r in runs])
         clones = np.mean([r["simulated"] for r in runs])
-        print(f"| epsilon (k = {eps['epsilon_k']}), mean of {len(bs)} seeds | | | {bs.mean():.2f} ± {bs.std():.2f} "
+        print(f"| epsilon (k = {eps['k']}), mean of {len(bs)} seeds | | | {bs.mean():.2f} ± {bs.std():.2f} "
               f"(min {bs.min():.2f}, max {bs.max():.2f}) | {clones:,.0f} |")
     print("\nconstant V: " + ", ".join(f"{v}:{summary.constant[v]['balance']:.1f}" for v in range(0, m + 1, 10)))
 

@@ -14,15 +14,14 @@ compressed in queue order, each moved to its earliest fit but never later than i
 estimates that are not below the run times) no job starts after its promise. The scheduler only
 works at submissions and completions: nothing else can change a decision.
 
-:class:`Cluster` is the state (running jobs, the queue) and one scheduling pass; a hybrid site
-drives it event by event and may take waiting jobs elsewhere (:meth:`Cluster.take`).
-:func:`replay` runs a whole job list on the cluster alone.
+:class:`Cluster` is the state (running jobs, the queue) and one scheduling pass; the hybrid site
+world (:mod:`broker.hybrid.world`) drives it event by event and may take waiting jobs elsewhere
+(:meth:`Cluster.take`); with a cloud cap of 0 that world is the plain replay of the cluster alone.
 """
 
 from __future__ import annotations
 
 import copy
-import heapq
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -207,34 +206,3 @@ class _Profile:
             if ok:
                 return t
         return math.inf
-
-
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """Start and end (s) of every job; ``promised`` start at submission (conservative, else nan)."""
-
-    start: np.ndarray
-    end: np.ndarray
-    promised: np.ndarray
-
-
-def replay(jobs: RigidJobs, m: int, discipline: Discipline = "easy") -> tuple[Schedule, Cluster]:
-    """Run every job on an M-node cluster alone; events at submissions and (actual) completions."""
-    cluster = Cluster(m, jobs, discipline)
-    n = len(jobs)
-    start, end = np.full(n, np.nan), np.full(n, np.nan)
-    done: list[tuple[float, int]] = []
-    submit, runtime = jobs.submit.tolist(), jobs.runtime.tolist()
-    nxt = 0
-    while nxt < n or done:
-        now = min(submit[nxt] if nxt < n else math.inf, done[0][0] if done else math.inf)
-        while done and done[0][0] == now:
-            cluster.finish(heapq.heappop(done)[1])
-        while nxt < n and submit[nxt] == now:
-            cluster.submit(nxt, now)
-            nxt += 1
-        for job in cluster.schedule(now):
-            start[job], end[job] = now, now + runtime[job]
-            heapq.heappush(done, (end[job], job))
-    promised = np.array([cluster.promised.get(i, np.nan) for i in range(n)])
-    return Schedule(start, end, promised), cluster

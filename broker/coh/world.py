@@ -25,14 +25,14 @@ from __future__ import annotations
 import copy
 import math
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from broker.coh.config import EngineConfig
 from broker.coh.policy import Policy, batch_of
 from broker.coh.pool import Pool
 from broker.coh.validate import Validator
-from broker.pricing.billing import Billing
 from broker.pricing.book import Catalog
 from broker.pricing.reservations import OnDemandOnly, ReservedCapacity
 from broker.sim.kernel import Kernel, Ticker
@@ -42,22 +42,6 @@ from heuristics.fleet import Batch, Fleet, Plan
 from workloads.jobs import JobTable
 
 DEPARTURE, TICK, DEADLINE = 0, 1, 2
-
-
-@dataclass(frozen=True, slots=True)
-class EngineConfig:
-    """The world's settings: ``tick`` and ``boot_time`` in seconds; ``validate`` checks invariants."""
-
-    tick: float = 10.0
-    boot_time: float = 120.0
-    billing: Billing = field(default_factory=Billing)
-    validate: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.tick > 0:
-            raise ValueError(f"tick must be > 0 s, got {self.tick}")
-        if not self.boot_time >= 0:
-            raise ValueError(f"boot_time must be >= 0 s, got {self.boot_time}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +79,7 @@ class CohWorld:
     catalog : Catalog
         The instance types and their on-demand prices.
     config : EngineConfig
-        Tick, boot time, billing, validation.
+        Tick, boot time, billing, validation (wall-clock hours follow the jobs' origin).
     lookahead : float
         Seconds ahead of its arrival at which a job is handed to the policy (a perfect predictor).
     recorder : Recorder, optional
@@ -108,10 +92,10 @@ class CohWorld:
                  recorder: Recorder | None = None, reservations: ReservedCapacity | None = None) -> None:
         _check_fits(jobs, catalog)
         self.jobs, self.catalog, self.config, self.lookahead = jobs, catalog, config, lookahead
-        self.billing, self.boot_time = config.billing, config.boot_time
+        self.billing, self.boot_time = config.billing(jobs.origin), config.boot_time
         self.recorder = recorder if recorder is not None else Recorder()
         self.reservations = reservations if reservations is not None else OnDemandOnly(catalog)
-        self.pool = Pool(catalog, config.billing, config.boot_time)
+        self.pool = Pool(catalog, self.billing, config.boot_time)
         self.kernel = Kernel(start=-math.inf)  # the clock starts at the first tick (which may be before 0)
         self.ticker = Ticker(self.kernel, TICK, config.tick)
         n = len(jobs)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from broker.hybrid.site import Balance
+from broker.hybrid.metrics import Balance
 
 
 def balance_vs_v(constant: Mapping[int, Balance], best_v: int, *, title: str = "") -> Figure:

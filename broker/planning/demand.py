@@ -7,7 +7,7 @@ that hour). Summed over intervals this is exactly the VM-hours the replay paid f
 all-on-demand cost of the demand equals the replay's cost. For intervals longer than a unit the
 count is divided by the units per interval and rounded up (a mean number of VMs).
 
-A demand read from a file (:func:`workloads.demand.read_demand`) has the same shape.
+A demand read from a file (:func:`broker.cli.files.read_demand`) has the same shape.
 """
 
 from __future__ import annotations
@@ -19,8 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from broker.coh.config import SimulationConfig
+from broker.coh.metrics import RunResult, summarize
+from broker.coh.simulate import replay
 from broker.pricing.book import Catalog
 from broker.sim.ledger import InstanceRecord
+from broker.sim.recorder import Recorder
+from workloads.jobs import JobTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,3 +119,15 @@ def demand_from_run(ledger: list[InstanceRecord], catalog: Catalog, *, began: fl
     if per > 1:
         counts = np.ceil(counts / per - 1e-9).astype(np.int64)
     return Demand(counts, catalog.names, interval_s, began, source)
+
+
+def replay_demand(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig | None = None, seed: int | None = 0,
+                  recorder: Recorder | None = None, interval_s: float = 3600.0,
+                  source: str = "") -> tuple[Demand, RunResult]:
+    """The demand of a CoH replay (:func:`demand_from_run`) and the replay's result (default: CoH over the trio)."""
+    config = config if config is not None else SimulationConfig()
+    record, name = replay(jobs, catalog, config=config, seed=seed, recorder=recorder)
+    billing = config.engine.billing(jobs.origin)
+    demand = demand_from_run(record.ledger, catalog, began=record.began, ended=record.ended, btu=billing.btu,
+                             interval_s=interval_s, source=source)
+    return demand, summarize(record, catalog, billing, policy=name)

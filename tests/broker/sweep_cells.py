@@ -12,13 +12,15 @@ import numpy as np
 
 def coh_cost(config: dict[str, Any], seed: int) -> dict[str, Any]:
     """A short real replay: a 200-job Lublin workload through ``config["policy"]``; its cost."""
-    from broker.coh.simulate import SimulationConfig, simulate
+    from broker.coh.config import CohConfig, SimulationConfig
+    from broker.coh.simulate import simulate
     from broker.pricing.book import load_price_book
     from workloads.jobs import job_view
     from workloads.lublin import default_workload
 
     jobs, _ = job_view(default_workload(seed=seed, n_jobs=200), reqs="heterogeneous", seed=seed)
-    result = simulate(jobs, load_price_book().catalog(), config=SimulationConfig(policy=config["policy"]), seed=seed)
+    config_ = SimulationConfig(CohConfig(config["policy"]))
+    result = simulate(jobs, load_price_book().catalog(), config=config_, seed=seed)
     return {"policy": config["policy"], "cost": result.summary.cost, "vms": result.summary.instances_by_type}
 
 

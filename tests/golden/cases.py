@@ -76,13 +76,29 @@ def rigid_jobs(name: str, m: int, n: int | None = None) -> Any:
 
 # -- the CoH world ------------------------------------------------------------------------------------------
 
+def nested(*, policy: str = "coh", solver: str | None = None, reservations: Any = None, **flat: Any) -> Any:
+    """The nested configuration of the flat options the cases were recorded with."""
+    from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
+
+    sections: dict[str, dict[str, Any]] = {"coh": {}, "engine": {}, "ipp": {}}
+    names = {"coh": ("heuristics", "lookahead", "paid_scoring", "ipp_wins_ties"),
+             "engine": ("tick", "boot_time", "charging", "release_margin", "validate"),
+             "ipp": ("time_limit", "deterministic", "threads", "max_jobs", "max_vms", "warm_start")}
+    for key, value in flat.items():
+        [section] = [s for s, keys in names.items() if key in keys]
+        sections[section][key] = value
+    ipp = IppConfig(solver, **sections["ipp"]) if solver is not None else None
+    return SimulationConfig(CohConfig(policy, **sections["coh"]), EngineConfig(**sections["engine"]), ipp,
+                            reservations)
+
+
 def _coh(jobs: Any, *, book: Any = None, recorder: Any = None, **config: Any) -> Observed:
-    from broker.coh.simulate import SimulationConfig, simulate
+    from broker.coh.simulate import simulate
     from broker.pricing.book import load_price_book
 
     book = book if book is not None else load_price_book()
     seed = config.pop("seed", 3)
-    result = simulate(jobs, book.catalog(), config=SimulationConfig(**config), seed=seed, recorder=recorder, book=book)
+    result = simulate(jobs, book.catalog(), config=nested(**config), seed=seed, recorder=recorder, book=book)
     s = result.summary
     out: Observed = {"cost": s.cost, "lower_bound": s.lower_bound, "utilization": s.utilization,
                      "utilization_leased": s.utilization_leased, "wait_mean_s": s.wait_mean_s,
@@ -103,8 +119,8 @@ def _coh(jobs: Any, *, book: Any = None, recorder: Any = None, **config: Any) ->
     return out
 
 
-def coh_lcg(reqs: str, policy: str, **extra: Any) -> Callable[[], Observed]:
-    return lambda: _coh(coh_jobs(LCG, reqs, extra.pop("n", 3000)), policy=policy, **extra)
+def coh_lcg(reqs: str, policy: str, n: int | None = 3000, **extra: Any) -> Callable[[], Observed]:
+    return lambda: _coh(coh_jobs(LCG, reqs, n), policy=policy, **extra)
 
 
 def coh_ipp(solver: str) -> Observed:
@@ -135,7 +151,8 @@ def coh_r_kth() -> Observed:
 
 
 def planner_kth() -> Observed:
-    from broker.coh.simulate import SimulationConfig, replay_demand
+    from broker.coh.config import SimulationConfig
+    from broker.planning.demand import replay_demand
     from broker.planning.planner import Prices, plan_reservations
     from broker.pricing.book import load_price_book
 
@@ -163,26 +180,30 @@ def lublin_default() -> Observed:
 # -- the hybrid site ----------------------------------------------------------------------------------------
 
 def _leasing_observed(run: Any) -> Observed:
-    r = run.result
-    out: Observed = {"twt": r.twt, "cost": r.cost, "simulated": run.simulated, "caps#": digest(r.caps),
-                     "start#": digest(r.start), "site#": digest(r.site),
-                     "cumulative#": digest(np.array(run.cumulative, dtype=float).ravel())}
+    s, jobs = run.summary, run.jobs
+    site = np.where(jobs["site"] == "cloud", 1, 0)
+    out: Observed = {"twt": s.twt_s, "cost": s.cloud_cpu_s, "simulated": s.clones_simulated, "caps#": digest(s.caps),
+                     "start#": digest(jobs["start"]), "site#": digest(site),
+                     "cumulative#": digest(run.steps[["twt_s", "cloud_cpu_s"]].to_numpy(dtype=float).ravel())}
     if run.q is not None:
         out["q#"] = digest(run.q)
     return out
 
 
-def leasing(trace: str, m: int, n: int, policy: str, **kwargs: Any) -> Callable[[], Observed]:
+def leasing(trace: str, m: int, n: int | None, policy: str, **kwargs: Any) -> Callable[[], Observed]:
     def case() -> Observed:
-        from broker.hybrid.leasing import run_policy
+        from broker.hybrid.policies import LEASING_POLICIES, run_leasing
 
-        return _leasing_observed(run_policy(rigid_jobs(trace, m, n), m, policy, **kwargs))
+        params = {k: v for k, v in kwargs.items() if k in ("v", "seed", "k", "share")}
+        options = {k: v for k, v in kwargs.items() if k not in params}
+        return _leasing_observed(run_leasing(rigid_jobs(trace, m, n), m, LEASING_POLICIES.get(policy)(m, **params),
+                                             **options))
     return case
 
 
 def backfill(trace: str, m: int, n: int | None, discipline: str) -> Callable[[], Observed]:
     def case() -> Observed:
-        from heuristics.backfill import replay
+        from broker.hybrid.world import replay
 
         schedule, _ = replay(rigid_jobs(trace, m, n), m, discipline)  # type: ignore[arg-type]
         return {"start#": digest(schedule.start), "end#": digest(schedule.end), "promised#": digest(schedule.promised),
@@ -241,19 +262,19 @@ CASES: dict[str, Callable[[], Observed]] = {
     "coh-r/kth": coh_r_kth,
     "planning/kth": planner_kth,
     # hybrid leasing: KTH (M = 100) and SDSC-SP2 (M = 128) slices
-    "hybrid/kth/constant-0": leasing(KTH, 100, 5000, "constant", cap=0.0),
-    "hybrid/kth/constant-31": leasing(KTH, 100, 5000, "constant", cap=31.0),
-    "hybrid/kth/constant-inf": leasing(KTH, 100, 5000, "constant", cap=math.inf),
+    "hybrid/kth/constant-0": leasing(KTH, 100, 5000, "constant", v=0.0),
+    "hybrid/kth/constant-31": leasing(KTH, 100, 5000, "constant", v=31.0),
+    "hybrid/kth/constant-inf": leasing(KTH, 100, 5000, "constant", v=math.inf),
     "hybrid/kth/random": leasing(KTH, 100, 5000, "random", seed=7),
     "hybrid/kth/qlearning": leasing(KTH, 100, 5000, "qlearning"),
     "hybrid/kth/qlearning-naive": leasing(KTH, 100, 2000, "qlearning", share=False),
-    "hybrid/kth/epsilon": leasing(KTH, 100, 5000, "epsilon", seed=5, epsilon_k=3),
+    "hybrid/kth/epsilon": leasing(KTH, 100, 5000, "egreedy", seed=5, k=3),
     "hybrid/kth/qlearning/conservative": leasing(KTH, 100, 2500, "qlearning", discipline="conservative"),
-    "hybrid/kth/constant-12/conservative/6h": leasing(KTH, 100, 4000, "constant", cap=12.0,
+    "hybrid/kth/constant-12/conservative/6h": leasing(KTH, 100, 4000, "constant", v=12.0,
                                                       discipline="conservative", step=21600.0),
     "hybrid/sp2/qlearning": leasing(SP2, 128, 5000, "qlearning"),
     "hybrid/sp2/random": leasing(SP2, 128, 5000, "random", seed=2),
-    "hybrid/sp2/constant-29": leasing(SP2, 128, 5000, "constant", cap=29.0),
+    "hybrid/sp2/constant-29": leasing(SP2, 128, 5000, "constant", v=29.0),
     # the plain backfilling replay
     "backfill/kth/easy": backfill(KTH, 100, None, "easy"),
     "backfill/kth/conservative": backfill(KTH, 100, 6000, "conservative"),
@@ -285,9 +306,9 @@ WHOLE: dict[str, Callable[[], Observed]] = {
     "coh/lcg/constant-10/coh": coh_lcg("constant-10", "coh", n=None),
     "coh/lcg/heterogeneous/FCFS-SM": coh_lcg("heterogeneous", "FCFS-SM", n=None),
     "hybrid/kth/qlearning": leasing(KTH, 100, None, "qlearning"),
-    "hybrid/kth/constant-31": leasing(KTH, 100, None, "constant", cap=31.0),
+    "hybrid/kth/constant-31": leasing(KTH, 100, None, "constant", v=31.0),
     "hybrid/kth/random": leasing(KTH, 100, None, "random", seed=7),
-    "hybrid/kth/epsilon": leasing(KTH, 100, None, "epsilon", seed=5, epsilon_k=3),
+    "hybrid/kth/epsilon": leasing(KTH, 100, None, "egreedy", seed=5, k=3),
     "hybrid/sp2/qlearning": leasing(SP2, 128, None, "qlearning"),
     "backfill/kth/conservative": backfill(KTH, 100, None, "conservative"),
     "cluster/egee/default": cluster({"trace": str(trace_path(EGEE)), "seed": 2}, {}),

@@ -59,11 +59,16 @@ def test_simulate_writes_tables(tmp_path: Path, fmt: str) -> None:
                      "--policy", "FCFS-CFH", "--charging", "wall-clock", "--out", str(tmp_path), "--format", fmt,
                      "--json")
     read = pd.read_csv if fmt == "csv" else pd.read_parquet
-    jobs, vms = read(tmp_path / f"jobs.{fmt}"), read(tmp_path / f"vms.{fmt}")
+    jobs, vms = read(tmp_path / f"jobs.{fmt}"), read(tmp_path / f"instances.{fmt}")
     assert len(jobs) == payload["jobs"] == 300
     assert vms["cost"].sum() == pytest.approx(payload["cost"])
+    assert (jobs["instance_id"].isin(vms["instance_id"])).all()
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["cost"] == payload["cost"] and summary["config"]["charging"] == "wall-clock"
+    assert summary["cost"] == payload["cost"] and summary["config"]["engine"]["charging"] == "wall-clock"
+    # the whole configuration, every field of every section
+    assert set(summary["config"]) == {"coh", "engine", "ipp", "reservations"}
+    assert set(summary["config"]["coh"]) == {"policy", "heuristics", "lookahead", "paid_scoring", "ipp_wins_ties"}
+    assert set(summary["config"]["engine"]) == {"tick", "boot_time", "charging", "release_margin", "validate"}
 
 
 def test_clear_errors() -> None:
@@ -81,7 +86,9 @@ def test_simulate_with_the_ipp_deterministic(backend: str) -> None:
     assert {"ipp_wins", "heuristic_wins", "ipp_optimal_ticks", "mean_gap"} <= set(first)
     assert first["ipp_wins"] + first["heuristic_wins"] == first["policy_stats"]["portfolio_ticks"]
     assert without_timing(first) == without_timing(second)
-    assert first["config"]["solver"] == backend and first["config"]["deterministic"] is True
+    ipp = first["config"]["ipp"]
+    assert ipp["solver"] == backend and ipp["deterministic"] is True
+    assert {"threads", "fast_path", "symmetry", "presolve", "max_jobs", "max_vms", "warm_start"} <= set(ipp)
 
 
 def test_simulate_ipp_alone_and_win_counts_in_the_table() -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
 from broker.coh.exact import solve_exact
 from broker.coh.ipp import build_model
 from broker.coh.ipp_member import IppMember, make_instance
 from broker.coh.objective import plan_cost
-from broker.coh.simulate import SimulationConfig, simulate
+from broker.coh.simulate import simulate
 from broker.sim.recorder import MemoryRecorder
 from solvers.base import Limit, Status, get_solver, list_solvers
 from tests.broker.coh.ipp_cases import BILLING, CATALOG, captured
@@ -57,7 +58,8 @@ def lcg_slice(n: int, reqs: str = "heterogeneous"):
 @pytest.mark.parametrize("backend", list_solvers())
 def test_portfolio_with_ipp_records_and_is_deterministic(backend: str) -> None:
     jobs = lcg_slice(700)
-    config = SimulationConfig(policy="coh", solver=backend, time_limit=0.05, deterministic=True, validate=True)
+    config = SimulationConfig(engine=EngineConfig(validate=True),
+                              ipp=IppConfig(backend, time_limit=0.05, deterministic=True))
     runs = []
     for _ in range(2):
         recorder = MemoryRecorder()
@@ -81,7 +83,7 @@ def test_portfolio_with_ipp_records_and_is_deterministic(backend: str) -> None:
 
 def test_batches_at_the_threshold_skip_the_ipp() -> None:
     jobs = lcg_slice(400)
-    config = SimulationConfig(policy="coh", solver="cpsat", time_limit=0.05, deterministic=True, ipp_max_jobs=3)
+    config = SimulationConfig(ipp=IppConfig("cpsat", time_limit=0.05, deterministic=True, max_jobs=3))
     stats = simulate(jobs, CATALOG, config=config, seed=1).summary.policy_stats
     assert stats["ipp_status"].get("skipped (too many jobs)", 0) > 0
     assert stats["ipp_calls"] == stats["ipp_exact_ticks"], "below 3 jobs only the exact path runs"
@@ -89,8 +91,8 @@ def test_batches_at_the_threshold_skip_the_ipp() -> None:
 
 def test_heuristics_run_on_every_tick_when_ties_go_to_them() -> None:
     jobs = lcg_slice(300)
-    config = SimulationConfig(policy="coh", solver="cpsat", time_limit=0.05, deterministic=True,
-                              ipp_wins_ties=False)
+    config = SimulationConfig(CohConfig(ipp_wins_ties=False), ipp=IppConfig("cpsat", time_limit=0.05,
+                                                                            deterministic=True))
     recorder = MemoryRecorder()
     simulate(jobs, CATALOG, config=config, seed=1, recorder=recorder)
     ticks = recorder.frame("portfolio")

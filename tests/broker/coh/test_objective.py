@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from broker.coh.config import SimulationConfig
 from broker.coh.objective import plan_cost
-from broker.coh.simulate import SimulationConfig, simulate
+from broker.coh.simulate import simulate
 from broker.pricing.billing import Billing
 from broker.pricing.book import load_price_book
 from broker.sim.recorder import MemoryRecorder
@@ -50,7 +51,7 @@ def test_objective_equals_the_bill_of_a_one_tick_run() -> None:
     runtime = rng.uniform(100, 3000, 40)
     table = JobTable.from_arrays(arrival=np.full(40, 1000.0), runtime=runtime, r=10 * rng.integers(1, 11, 40))
     recorder = MemoryRecorder()
-    res = simulate(table, CATALOG, config=SimulationConfig(policy="coh"), seed=0, recorder=recorder)
+    res = simulate(table, CATALOG, config=SimulationConfig(), seed=0, recorder=recorder)
     ticks = recorder.frame("portfolio")
     assert len(ticks) == 1
     winner = ticks.winner.iloc[0]

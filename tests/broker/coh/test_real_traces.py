@@ -7,7 +7,8 @@ from functools import cache
 
 import pytest
 
-from broker.coh.simulate import SimulationConfig, simulate
+from broker.coh.config import CohConfig, EngineConfig, SimulationConfig
+from broker.coh.simulate import simulate
 from broker.pricing.book import load_price_book
 from heuristics.registry import PAPER_TRIO
 from tests.conftest import trace_path
@@ -30,7 +31,7 @@ def slice_of(name: str, n: int = 20_000) -> JobTable:
 @pytest.mark.parametrize("trace", sorted(SLICES))
 def test_validate_mode_on_real_slices(trace: str, policy: str) -> None:
     jobs = slice_of(trace)
-    result = simulate(jobs, CATALOG, config=SimulationConfig(policy=policy, validate=True), seed=3)
+    result = simulate(jobs, CATALOG, config=SimulationConfig(CohConfig(policy), EngineConfig(validate=True)), seed=3)
     s = result.summary
     assert s.jobs == 20_000 and len(result.jobs) == 20_000
     assert s.cost >= s.lower_bound > 0
@@ -42,7 +43,7 @@ def test_validate_mode_on_real_slices(trace: str, policy: str) -> None:
 @pytest.mark.parametrize("charging", ["exact", "wall-clock"])
 def test_billed_time_covers_every_lease_on_kth(charging: str) -> None:
     jobs = slice_of("KTH", 5000)
-    result = simulate(jobs, CATALOG, config=SimulationConfig(policy="FCFS-SM", charging=charging, validate=True),
-                      seed=3)
+    config = SimulationConfig(CohConfig("FCFS-SM"), EngineConfig(charging=charging, validate=True))
+    result = simulate(jobs, CATALOG, config=config, seed=3)
     vms = result.instances
     assert (vms.units * 3600 >= vms.released_at - vms.hired_at).all()

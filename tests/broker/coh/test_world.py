@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from broker.coh.simulate import SimulationConfig, simulate
-from broker.coh.validate import InvariantError
+from broker.coh.config import CohConfig, EngineConfig, SimulationConfig
+from broker.coh.simulate import simulate
 from broker.pricing.book import load_price_book
+from broker.sim.validate import InvariantError
 from workloads.jobs import JobTable
 
 CATALOG = load_price_book().catalog()
@@ -21,8 +22,10 @@ def jobs(arrival, runtime, r, origin: int = 0) -> JobTable:
                                 r=np.asarray(r, float), origin=origin)
 
 
-def run(table: JobTable, **kw):
-    config = SimulationConfig(policy=kw.pop("policy", "FCFS-SM"), validate=True, **kw)
+def run(table: JobTable, *, policy: str = "FCFS-SM", heuristics: tuple[str, ...] | None = None,
+        lookahead: float | None = None, **engine):
+    coh = CohConfig(policy, lookahead=lookahead, **({"heuristics": heuristics} if heuristics else {}))
+    config = SimulationConfig(coh, EngineConfig(validate=True, **engine))
     return simulate(table, CATALOG, config=config, seed=1)
 
 
@@ -122,7 +125,8 @@ def test_job_larger_than_any_vm_is_refused() -> None:
 
 def test_validator_catches_an_overfull_plan() -> None:
     from broker.coh.portfolio import CohPolicy
-    from broker.coh.world import CohWorld, EngineConfig, run
+    from broker.coh.world import CohWorld
+    from broker.coh.world import run as run_world
     from heuristics.fleet import Plan
 
     class Cheater:
@@ -135,7 +139,7 @@ def test_validator_catches_an_overfull_plan() -> None:
     policy = CohPolicy([Cheater()], lookahead=130, seed=0)
     world = CohWorld(jobs([0, 0], [10, 10], [300, 300]), CATALOG, EngineConfig(validate=True), lookahead=130)
     with pytest.raises((InvariantError, RuntimeError), match="over capacity"):
-        run(world, policy)
+        run_world(world, policy)
 
 
 def test_billed_time_covers_use() -> None:

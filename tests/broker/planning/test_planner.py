@@ -172,7 +172,7 @@ def test_lookback_follows_recent_demand() -> None:
 
 
 def test_demand_from_a_replay_prices_the_replay_exactly() -> None:
-    from broker.coh.simulate import replay_demand
+    from broker.planning.demand import replay_demand
     from tests.conftest import trace_path
     from workloads.cache import load_trace
     from workloads.jobs import job_view

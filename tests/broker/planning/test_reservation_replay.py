@@ -7,7 +7,9 @@ import logging
 
 import pytest
 
-from broker.coh.simulate import SimulationConfig, replay_demand, simulate
+from broker.coh.config import CohConfig, SimulationConfig
+from broker.coh.simulate import simulate
+from broker.planning.demand import replay_demand
 from broker.planning.planner import Prices, plan_reservations
 from broker.pricing.book import HEAVY, LIGHT, MEDIUM, load_price_book
 from tests.conftest import trace_path
@@ -36,7 +38,7 @@ def test_planned_purchase_beats_on_demand_and_single_option_plans(filename: str,
                            "light": (LIGHT,)}.items():
         report = plan_reservations(demand, Prices.from_book(BOOK, 1, options=options))
         assert report.plan.total > 0, f"{label}: a year of this demand should justify some reservation"
-        config = SimulationConfig(policy="coh-r", reservations=report.plan)
+        config = SimulationConfig(CohConfig("coh-r"), reservations=report.plan)
         replayed[label] = simulate(jobs, CATALOG, config=config, book=BOOK).summary.cost
         planned[label] = report.planned_horizon_cost
     log.info("%s: on-demand %.2f, planned %s, replayed %s", filename, coh.summary.cost, planned, replayed)

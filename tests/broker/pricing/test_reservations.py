@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from broker.cli.files import read_plan
-from broker.coh.simulate import SimulationConfig, simulate
+from broker.coh.config import CohConfig, EngineConfig, SimulationConfig
+from broker.coh.simulate import simulate
 from broker.pricing.book import HEAVY, HOURS_PER_YEAR, LIGHT, MEDIUM, PriceBookError, load_price_book
 from broker.pricing.reservations import PlanError, ReservationPlan
 from workloads.jobs import JobTable
@@ -25,7 +26,8 @@ def jobs(arrival, runtime, r) -> JobTable:
 
 def run(table: JobTable, counts: dict, policy: str = "coh-r"):
     plan = ReservationPlan(1, counts)
-    config = SimulationConfig(policy=policy, heuristics=("FCFS-SM",), validate=True, reservations=plan)
+    config = SimulationConfig(CohConfig(policy, heuristics=("FCFS-SM",)), EngineConfig(validate=True),
+                              reservations=plan)
     return simulate(table, CATALOG, config=config, seed=1, book=BOOK)
 
 
@@ -81,7 +83,7 @@ def test_new_vms_take_medium_then_light_then_on_demand() -> None:
 def test_reserved_type_must_match_the_vm_type() -> None:
     # a small medium reservation does not serve the large VM CoH starts
     res = run(jobs([1000], [100], [300]), {("small", MEDIUM): 1})
-    assert res.instances.option.tolist() == ["on-demand"] and res.instances.vm_type.tolist() == ["large"]
+    assert res.instances.option.tolist() == ["on-demand"] and res.instances.instance_type.tolist() == ["large"]
 
 
 def test_coh_r_scores_heavy_vms_as_paid_and_fills_them_first() -> None:
@@ -92,11 +94,11 @@ def test_coh_r_scores_heavy_vms_as_paid_and_fills_them_first() -> None:
 
 def test_policies_need_their_plan() -> None:
     with pytest.raises(ValueError, match="reservations are required"):
-        SimulationConfig(policy="coh-r")
+        SimulationConfig(CohConfig("coh-r"))
     with pytest.raises(ValueError, match="only for coh-r"):
-        SimulationConfig(policy="coh", reservations=ReservationPlan(1, {("large", HEAVY): 1}))
+        SimulationConfig(CohConfig("coh"), reservations=ReservationPlan(1, {("large", HEAVY): 1}))
     with pytest.raises(ValueError, match="heavy reservations only"):
-        SimulationConfig(policy="coh-onetype", reservations=ReservationPlan(1, {("large", LIGHT): 1}))
+        SimulationConfig(CohConfig("coh-onetype"), reservations=ReservationPlan(1, {("large", LIGHT): 1}))
     res = run(jobs([1000], [100], [50]), {("large", HEAVY): 1}, policy="coh-onetype")
     assert res.summary.policy == "coh-onetype"
 
@@ -136,20 +138,20 @@ def test_plan_must_fit_the_price_book() -> None:
 
 
 def test_validator_catches_a_reservation_taken_twice() -> None:
-    from broker.coh.simulate import build_policy
-    from broker.coh.validate import InvariantError
+    from broker.coh.policies import build_policy
     from broker.coh.world import CohWorld, run
     from broker.pricing.reservations import LIGHT_CODE, ReservedCapacity
+    from broker.sim.validate import InvariantError
 
     class Leaky(ReservedCapacity):
         def acquire(self, vm_type: int, *, heavy: bool = False) -> tuple[int, float]:
             return LIGHT_CODE, float(self.rate[vm_type, LIGHT_CODE])  # never counts, never runs out
 
     plan = ReservationPlan(1, {("large", LIGHT): 1})
-    config = SimulationConfig(policy="coh-r", heuristics=("FCFS-SM",), validate=True, reservations=plan)
-    engine_config = config.engine()
-    policy = build_policy(config, seed=1)
-    world = CohWorld(jobs([1000, 1000], [100, 100], [410, 410]), CATALOG, engine_config, lookahead=policy.lookahead,
+    config = SimulationConfig(CohConfig("coh-r", heuristics=("FCFS-SM",)), EngineConfig(validate=True),
+                              reservations=plan)
+    policy = build_policy(config, seed=1, billing=config.engine.billing(), catalog=CATALOG)
+    world = CohWorld(jobs([1000, 1000], [100, 100], [410, 410]), CATALOG, config.engine, lookahead=policy.lookahead,
                      reservations=Leaky(plan, BOOK, CATALOG))
     with pytest.raises(InvariantError, match="VMs per \\(type, option\\)"):
         run(world, policy)

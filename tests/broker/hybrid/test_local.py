@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristics.backfill import replay
+from broker.hybrid.world import replay
 from workloads.rigid import RigidJobs
 
 
@@ -23,17 +23,17 @@ def test_easy_backfills_around_the_head_reservation() -> None:
     # ends at 52) backfills at once; job 3 (2 nodes, runs past 100) backfills at 52 on the spare nodes;
     # job 4 (3 nodes) finds no room until job 1 ends at 150.
     jobs = rigid([0, 1, 2, 3, 4], [100, 50, 50, 200, 10], [6, 8, 4, 2, 3])
-    schedule, cluster = replay(jobs, 10, "easy")
+    schedule, world = replay(jobs, 10, "easy")
     assert schedule.start.tolist() == [0, 100, 2, 52, 150]
-    assert cluster.head_reservation[1] == 100
+    assert world.cluster.head_reservation[1] == 100
 
 
 def test_jobs_ending_at_the_shadow_time_all_count_as_spare() -> None:
     # jobs 0 and 1 both end at 100: the head (8 nodes) then leaves 12 - 8 = 4 spare nodes, so job 3
     # (2 nodes, 1000 s) backfills at once
     jobs = rigid([0, 0, 1, 2], [100, 100, 100, 1000], [6, 4, 8, 2])
-    schedule, cluster = replay(jobs, 12, "easy")
-    assert schedule.start.tolist() == [0, 0, 100, 2] and cluster.head_reservation[2] == 100
+    schedule, world = replay(jobs, 12, "easy")
+    assert schedule.start.tolist() == [0, 0, 100, 2] and world.cluster.head_reservation[2] == 100
 
 
 def test_conservative_protects_every_reservation_where_easy_protects_the_head_only() -> None:
@@ -93,13 +93,13 @@ def test_schedule_properties(data, discipline) -> None:
     runtime = np.asarray(runtime, float)[order]
     jobs = rigid(np.asarray(submit, float)[order], runtime, np.asarray(nodes)[order],
                  estimate=runtime + np.asarray(slack, float)[order])  # estimates never below run times
-    schedule, cluster = replay(jobs, 8, discipline)
+    schedule, world = replay(jobs, 8, discipline)
     assert not np.isnan(schedule.start).any()
     assert np.all(schedule.start >= jobs.submit)
     assert used_nodes_never_exceed(schedule, jobs, 8)
     if discipline == "easy":
         # a backfilled job never delays the queue head past the reservation it got as head
-        for job, reserved in cluster.head_reservation.items():
+        for job, reserved in world.cluster.head_reservation.items():
             assert schedule.start[job] <= reserved + 1e-9
     else:
         # no job starts later than promised at its submission

@@ -7,9 +7,27 @@ import math
 import numpy as np
 import pytest
 
-from broker.hybrid.leasing import QLearner, learn_step, rewards_of, run_policy
-from broker.hybrid.site import CLOUD, LOCAL, HybridSite, balance, run_constant
+from broker.hybrid.learning import QLearner, learn_step, rewards_of
+from broker.hybrid.metrics import LeasingResult, balance
+from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
+from broker.hybrid.world import CLOUD, LOCAL, HybridWorld
 from workloads.rigid import RigidJobs
+
+
+def run_policy(jobs: RigidJobs, m: int, name: str, *, step: float = 86400.0, **params) -> LeasingResult:
+    return run_leasing(jobs, m, LEASING_POLICIES.get(name)(m, **params), step=step)
+
+
+def sites(result: LeasingResult) -> np.ndarray:
+    return np.where(result.jobs["site"] == "cloud", CLOUD, LOCAL)
+
+
+def starts(result: LeasingResult) -> np.ndarray:
+    return result.jobs["start"].to_numpy()
+
+
+def totals(result: LeasingResult) -> tuple[float, float]:
+    return result.summary.twt_s, result.summary.cloud_cpu_s
 
 
 def rigid(submit, runtime, nodes) -> RigidJobs:
@@ -22,10 +40,10 @@ def test_a_waiting_job_moves_to_the_cloud_when_it_fits_under_the_cap() -> None:
     # 4 local nodes busy until 100; job 1 (2 nodes, 50 s) arrives at 10
     jobs = rigid([0, 10], [100, 50], [4, 2])
     local, fits, too_small = run_constant(jobs, 4, 0), run_constant(jobs, 4, 2), run_constant(jobs, 4, 1)
-    assert (local.twt, local.cost) == (90.0, 0.0)
-    assert (fits.twt, fits.cost) == (0.0, 100.0) and fits.site.tolist() == [LOCAL, CLOUD]
-    assert (too_small.twt, too_small.cost) == (90.0, 0.0)
-    b = balance(fits.twt, fits.cost, local.twt, run_constant(jobs, 4, math.inf).cost)
+    assert totals(local) == (90.0, 0.0)
+    assert totals(fits) == (0.0, 100.0) and sites(fits).tolist() == [LOCAL, CLOUD]
+    assert totals(too_small) == (90.0, 0.0)
+    b = balance(*totals(fits), local.summary.twt_s, run_constant(jobs, 4, math.inf).summary.cloud_cpu_s)
     assert (b.twt_pct, b.twt_imp_pct, b.c_pct, b.balance) == (0.0, 100.0, 100.0, 0.0)
 
 
@@ -34,13 +52,15 @@ def test_easy_runs_again_when_a_transfer_takes_the_queue_head() -> None:
     # to the cloud, job 2 heads the queue and starts locally at once, not when job 1 ends.
     jobs = rigid([0, 1, 1], [100, 10, 500], [3, 4, 1])
     result = run_constant(jobs, 4, 4)
-    assert result.start.tolist() == [0, 1, 1] and result.site.tolist() == [LOCAL, CLOUD, LOCAL]
-    assert (result.twt, result.cost) == (0.0, 40.0)
+    assert starts(result).tolist() == [0, 1, 1] and sites(result).tolist() == [LOCAL, CLOUD, LOCAL]
+    assert totals(result) == (0.0, 40.0)
+    assert result.instances[["job", "nodes", "hired_at", "released_at", "cloud_cpu_s"]].to_numpy().tolist() == [
+        [1, 4, 1, 11, 40]]
 
 
 def test_a_new_cap_applies_at_the_step_boundary() -> None:
     jobs = rigid([0, 10], [100, 50], [4, 2])
-    site = HybridSite.empty(jobs, 4)
+    site = HybridWorld(jobs, 4)
     site.run(50.0, 0)
     assert site.cluster.queue == [1] and site.wait_s == 40.0
     site.run(math.inf, 2)
@@ -53,12 +73,14 @@ def test_stepped_constant_equals_one_run_and_metrics_split_over_steps() -> None:
     n = 300
     jobs = rigid(np.sort(rng.integers(0, 5 * 86400, n)), rng.integers(60, 20000, n), rng.integers(1, 17, n))
     whole = run_constant(jobs, 16, 5)
-    stepped = run_policy(jobs, 16, "constant", cap=5, step=3600.0).result
-    assert stepped.twt == pytest.approx(whole.twt) and stepped.cost == pytest.approx(whole.cost)
-    np.testing.assert_array_equal(stepped.start, whole.start)
-    assert whole.cost == pytest.approx(float(np.sum(jobs.runtime * jobs.nodes * (whole.site == CLOUD))))
-    waits = whole.start - jobs.submit
-    assert whole.twt == pytest.approx(float(waits.sum()))
+    stepped = run_policy(jobs, 16, "constant", v=5, step=3600.0)
+    assert totals(stepped) == pytest.approx(totals(whole))
+    np.testing.assert_array_equal(starts(stepped), starts(whole))
+    twt, cpu = totals(whole)
+    assert cpu == pytest.approx(float(np.sum(jobs.runtime * jobs.nodes * (sites(whole) == CLOUD))))
+    assert cpu == pytest.approx(float(whole.instances["cloud_cpu_s"].sum()))
+    waits = starts(whole) - jobs.submit
+    assert twt == pytest.approx(float(waits.sum())) and twt == pytest.approx(float(whole.jobs["wait"].sum()))
 
 
 def test_q_values_follow_the_paper_update() -> None:
@@ -73,7 +95,7 @@ def test_q_values_follow_the_paper_update() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("policy", ["qlearning", "epsilon"])
+@pytest.mark.parametrize("policy", ["qlearning", "egreedy"])
 def test_shared_clones_give_the_same_run_as_simulating_every_v(seed: int, policy: str) -> None:
     rng = np.random.default_rng(seed)
     n, m = 400, 16
@@ -82,17 +104,17 @@ def test_shared_clones_give_the_same_run_as_simulating_every_v(seed: int, policy
     step = 86400.0 if seed < 3 else 7200.0
     shared = run_policy(jobs, m, policy, step=step, seed=seed)
     naive = run_policy(jobs, m, policy, step=step, seed=seed, share=False)
-    assert shared.result.caps == naive.result.caps
+    assert shared.summary.caps == naive.summary.caps
     assert np.array_equal(shared.q, naive.q)
-    assert shared.cumulative == naive.cumulative
-    assert np.array_equal(shared.result.start, naive.result.start)
-    assert np.array_equal(shared.result.site, naive.result.site)
-    assert shared.simulated <= naive.simulated
+    assert shared.steps[["twt_s", "cloud_cpu_s"]].equals(naive.steps[["twt_s", "cloud_cpu_s"]])
+    assert np.array_equal(starts(shared), starts(naive))
+    assert np.array_equal(sites(shared), sites(naive))
+    assert shared.summary.clones_simulated <= naive.summary.clones_simulated
 
 
 def test_q_learning_step_continues_the_chosen_clone() -> None:
     jobs = rigid([0, 10, 20], [100, 50, 50], [4, 2, 2])
-    site = HybridSite.empty(jobs, 4)
+    site = HybridWorld(jobs, 4)
     learner = QLearner(4)
     outcome = learn_step(site, 86400.0, learner, range(5), 0)
     # the step ran under V = 0 (the first cap); its clone continues, jobs waited locally
@@ -105,27 +127,28 @@ def test_q_learning_step_continues_the_chosen_clone() -> None:
 
 
 def local_nodes_never_exceed(result, jobs: RigidJobs, m: int) -> bool:
-    local = result.site == LOCAL
-    times = np.concatenate((result.start[local], (result.start + jobs.runtime)[local]))
+    local = sites(result) == LOCAL
+    times = np.concatenate((starts(result)[local], (starts(result) + jobs.runtime)[local]))
     delta = np.concatenate((jobs.nodes[local], -jobs.nodes[local]))
     order = np.lexsort((delta, times))
     return bool(np.cumsum(delta[order]).max(initial=0) <= m)
 
 
-@pytest.mark.parametrize("policy", ["random", "qlearning", "epsilon"])
+@pytest.mark.parametrize("policy", ["random", "qlearning", "egreedy"])
 def test_stepped_policies_equal_a_replay_of_their_caps(policy: str) -> None:
     # whatever the policy and its clones, the run it reports is the run its caps give
     rng = np.random.default_rng(11)
     n = 400
     jobs = rigid(np.sort(rng.integers(0, 4 * 86400, n)), rng.integers(60, 40000, n), rng.integers(1, 17, n))
     run = run_policy(jobs, 16, policy, seed=2, step=21600.0)
-    site = HybridSite.empty(jobs, 16)
+    site = HybridWorld(jobs, 16)
     t = site.now
-    for cap in run.result.caps:
+    for cap in run.summary.caps:
         site.run(t + 21600.0, cap)
         t += 21600.0
-    assert (run.result.twt, run.result.cost) == (site.wait_s, site.cloud_cpu_s) == run.cumulative[-1]
-    assert len(run.cumulative) == len(run.result.caps)
-    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(run.cumulative, run.cumulative[1:], strict=False))
-    assert local_nodes_never_exceed(run.result, jobs, 16)
-    assert not np.isnan(run.result.start).any() and np.all(run.result.start >= jobs.submit)
+    cumulative = run.steps[["twt_s", "cloud_cpu_s"]].to_numpy()
+    assert totals(run) == (site.wait_s, site.cloud_cpu_s) == tuple(cumulative[-1])
+    assert len(cumulative) == len(run.summary.caps)
+    assert (np.diff(cumulative, axis=0) >= 0).all()
+    assert local_nodes_never_exceed(run, jobs, 16)
+    assert not np.isnan(starts(run)).any() and np.all(starts(run) >= jobs.submit)

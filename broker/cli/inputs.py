@@ -1,0 +1,88 @@
+"""What the commands read: traces (by path or registry name), price books, the broker's job view, the output format.
+
+Every failure to read becomes a clear message on stderr and exit status 2 (:func:`fail`), or a
+``typer.BadParameter`` naming the option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import numpy as np
+import typer
+
+from broker.cli.console import bar, err
+from broker.cli.files import TableFormat
+from broker.pricing.book import PriceBook, load_price_book
+from broker.sim.recorder import Recorder
+from workloads.cache import load_trace
+from workloads.jobs import STATUS_GROUPS, FilterReport, JobTable, job_view
+from workloads.lublin import default_workload
+from workloads.requirements import MODELS
+
+
+def fail(exc: BaseException) -> NoReturn:
+    """Report ``exc`` on stderr and exit with status 2."""
+    err.print(f"[red]error:[/red] {exc}")
+    raise typer.Exit(2) from exc
+
+
+def trace(path_or_name: str, lenient: bool = False) -> Any:
+    """A trace by path or registry name (``workloads.cache.load_trace``); errors exit with status 2."""
+    try:
+        return load_trace(path_or_name, lenient=lenient)
+    except (OSError, LookupError, ValueError, RuntimeError) as exc:
+        fail(exc)
+
+
+def book(name_or_path: str) -> PriceBook:
+    """A bundled price book by name, or one read from a .toml path."""
+    try:
+        return load_price_book(name_or_path)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def table_format(fmt: str) -> TableFormat:
+    """``--format``: parquet or csv."""
+    if fmt not in ("parquet", "csv"):
+        raise typer.BadParameter("--format must be parquet or csv")
+    return "parquet" if fmt == "parquet" else "csv"
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """The broker's jobs, how the filter treated the trace, and a label for output."""
+
+    jobs: JobTable
+    report: FilterReport
+    label: str
+
+
+def workload(path_or_name: str | None, n_synthetic: int, reqs: str, seed: np.random.SeedSequence, limit: int | None,
+             drop_status: str, lenient: bool) -> Workload:
+    """The job view of a trace, or of the generated Lublin-Feitelson workload when none is given."""
+    if reqs not in MODELS:
+        raise typer.BadParameter(f"--reqs must be one of {', '.join(MODELS)}")
+    drop = frozenset(s.strip() for s in drop_status.split(",") if s.strip())
+    if drop - set(STATUS_GROUPS):
+        raise typer.BadParameter(f"--drop-status takes {', '.join(STATUS_GROUPS)}")
+    gen_seed, req_seed = seed.spawn(2)
+    if path_or_name is None:
+        frame = default_workload(seed=int(gen_seed.generate_state(1)[0]), n_jobs=n_synthetic)
+        origin, label = 0, f"synthetic Lublin-Feitelson ({n_synthetic} jobs)"
+    else:
+        swf = trace(path_or_name, lenient)
+        frame, origin, label = swf.frame, swf.header.unix_start_time or 0, path_or_name
+    jobs, report = job_view(frame, reqs=reqs, seed=req_seed, drop_status=drop, origin=origin, source=label)
+    return Workload(jobs.head(limit) if limit is not None else jobs, report, label)
+
+
+@contextmanager
+def progress(label: str, total: int) -> Iterator[Recorder]:
+    """A recorder that drives a progress bar on a terminal's stderr (and does nothing elsewhere)."""
+    with bar(label, total, quiet=not err.is_terminal) as update:
+        yield Recorder() if update is None else Recorder(progress=update, every=500)

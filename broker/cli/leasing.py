@@ -1,0 +1,184 @@
+"""``cloudbroker leasing``: a local cluster that leases up to V cloud nodes; ``leasing sweep`` for the references."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from broker.cli import inputs
+from broker.cli.backends import BACKENDS, joblib_backend
+from broker.cli.console import bar, err, out
+from broker.cli.files import write_result
+from broker.hybrid import plots
+from broker.hybrid.metrics import Balance, LeasingResult, balance, cumulative_balance
+from broker.hybrid.policies import LEASING_POLICIES, LeasingPolicy, run_constant, run_leasing
+from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
+from broker.sweep import run_sweep
+from heuristics.backfill import Discipline
+from workloads.rigid import RigidJobs, rigid_view
+
+leasing_app = typer.Typer(help="A local cluster that leases cloud nodes (the Q-learning paper).",
+                          invoke_without_command=True)
+
+
+@leasing_app.callback()
+def leasing_cmd(
+    ctx: typer.Context,
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. KTH).")] = None,
+    policy: Annotated[str, typer.Option(help="constant:V, random, qlearning or egreedy.")] = "qlearning",
+    nodes: Annotated[int | None, typer.Option(help="Local nodes M (default: the trace header's MaxProcs).")] = None,
+    span: Annotated[float, typer.Option(help="Policy step (s); the paper's day.")] = 86400.0,
+    epsilon_k: Annotated[int, typer.Option(help="Random V evaluated per step by --policy egreedy.")] = 3,
+    discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
+    seed: Annotated[int, typer.Option(help="Seed of the random and egreedy policies.")] = 0,
+    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write the jobs, cloud leases and steps tables and "
+                                                 "summary.json here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """A local cluster with EASY backfilling that leases up to V cloud nodes; `leasing sweep` for the references."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if trace is None:
+        raise typer.BadParameter("--trace is required")
+    if discipline not in ("easy", "conservative"):
+        raise typer.BadParameter("--discipline must be easy or conservative")
+    swf = inputs.trace(trace, lenient)
+    m = _nodes(swf, nodes)
+    leasing = _policy(policy, m, seed, epsilon_k)
+    jobs, report = rigid_view(swf.frame, nodes=m)
+    mode: Discipline = "easy" if discipline == "easy" else "conservative"
+    started = time.perf_counter()
+    local, unbounded = run_constant(jobs, m, 0, discipline=mode), run_constant(jobs, m, math.inf, discipline=mode)
+    with inputs.progress("leasing", len(jobs)) as recorder:
+        run = run_leasing(jobs, m, leasing, step=span, discipline=mode, recorder=recorder)
+    s, ref = run.summary, (local.summary.twt_s, unbounded.summary.cloud_cpu_s)
+    b = balance(s.twt_s, s.cloud_cpu_s, *ref)
+    payload = {**s.to_dict(), "policy": policy, "filter": report.describe(), "twt_ref_s": ref[0],
+               "cloud_cpu_ref_s": ref[1], "twt_pct": b.twt_pct, "cost_pct": b.c_pct, "twt_imp_pct": b.twt_imp_pct,
+               "balance": b.balance, "span_s": span, "v_per_step": s.caps, "seed": seed,
+               "wall_s": round(time.perf_counter() - started, 3)}
+    if out_dir is not None:
+        write_result(run, out_dir, fmt=inputs.table_format(fmt), summary=payload, frames={"steps": run.steps})
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+        return
+    _print_run(payload, f"{policy} leasing on {trace} (M = {m})")
+
+
+def _nodes(swf: Any, nodes: int | None) -> int:
+    m = nodes or swf.header.max_procs or swf.header.max_nodes
+    if not m:
+        raise typer.BadParameter("the trace header gives no MaxProcs / MaxNodes: pass --nodes")
+    return int(m)
+
+
+def _policy(text: str, m: int, seed: int, k: int) -> LeasingPolicy:
+    """``constant:V``, ``random``, ``qlearning`` or ``egreedy`` (a name of ``LEASING_POLICIES``)."""
+    name, _, value = text.partition(":")
+    if name == "constant":
+        try:
+            cap = int(value)
+        except ValueError:
+            raise typer.BadParameter(f"--policy {text!r}: V must be an integer, e.g. constant:31") from None
+        if cap < 0:
+            raise typer.BadParameter("--policy constant:V needs V >= 0")
+        return LEASING_POLICIES.get("constant")(m, v=float(cap))
+    if value or name not in LEASING_POLICIES:
+        raise typer.BadParameter("--policy must be constant:V, random, qlearning or egreedy")
+    params: dict[str, Any] = {"seed": seed} if name in ("random", "egreedy") else {}
+    if name == "egreedy":
+        params["k"] = k
+    try:
+        return LEASING_POLICIES.get(name)(m, **params)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def _print_run(payload: dict[str, Any], title: str) -> None:
+    table = Table(title=title, show_header=False)
+    for key in ("jobs", "twt_s", "cloud_cpu_s", "twt_imp_pct", "cost_pct", "balance", "clones_simulated", "wall_s"):
+        value = payload[key]
+        table.add_row(key, f"{value:,.2f}" if isinstance(value, float) else str(value))
+    caps = payload["v_per_step"]
+    table.add_row("V per step", f"mean {np.mean(caps):.1f}, min {min(caps):g}, max {max(caps):g} ({len(caps)} steps)"
+                  if caps else "-")
+    out.print(table)
+
+
+def _leasing_plots(jobs: RigidJobs, m: int, summary: SweepSummary, folder: Path, random_runs: int,
+                   seed: int) -> list[str]:
+    """Figures 5 and 6 into ``folder``; Figure 6 replays the references, best V, random runs and Q-learning."""
+    folder.mkdir(parents=True, exist_ok=True)
+    constant = {v: Balance(twt_pct=100.0 - b["twt_imp_pct"], c_pct=b["cost_pct"]) for v, b in summary.constant.items()}
+    paths = [folder / "balance_vs_v.png", folder / "balance_over_time.png"]
+    plots.balance_vs_v(constant, summary.best_v).savefig(paths[0], dpi=110)
+    def daily(name: str, **params: Any) -> LeasingResult:
+        return run_leasing(jobs, m, LEASING_POLICIES.get(name)(m, **params))
+
+    ref0, refinf = daily("constant", v=0), daily("constant", v=math.inf)
+    curves = {f"constant V = {summary.best_v}": cumulative_balance(daily("constant", v=summary.best_v), ref0, refinf)}
+    if random_runs:
+        runs = [cumulative_balance(daily("random", seed=seed + k), ref0, refinf) for k in range(random_runs)]
+        curves[f"random (mean of {random_runs})"] = np.mean(runs, axis=0)
+    curves["Q-learning"] = cumulative_balance(daily("qlearning"), ref0, refinf)
+    plots.balance_over_time(curves).savefig(paths[1], dpi=110)
+    return [str(p) for p in paths]
+
+
+@leasing_app.command("sweep")
+def leasing_sweep_cmd(
+    trace: Annotated[str, typer.Option(help="SWF file path (workers read it) or registry name.")],
+    nodes: Annotated[int | None, typer.Option(help="Local nodes M (default: the trace header's MaxProcs).")] = None,
+    v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",
+    random_runs: Annotated[int, typer.Option(help="Runs of the random policy.")] = 1000,
+    backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
+    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
+    n_jobs: Annotated[int, typer.Option(help="Workers (loky; -1: all cores).")] = -1,
+    seed: Annotated[int, typer.Option(help="Root seed of the cells.")] = 1,
+    plot: Annotated[Path | None, typer.Option(help="Write balance_vs_v.png (Figure 5) and balance_over_time.png "
+                                              "(Figure 6: best V, random mean, Q-learning) here.")] = None,
+    plot_random: Annotated[int, typer.Option(help="Random runs averaged in Figure 6.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Every constant V and repeated random-V runs through the sweep runner (resumable with --store)."""
+    if backend not in BACKENDS:
+        raise typer.BadParameter(f"--backend must be one of {', '.join(BACKENDS)}")
+    swf = inputs.trace(trace)
+    m = _nodes(swf, nodes)
+    first, _, last = v.partition(":")
+    try:
+        values = list(range(int(first), (m if last in ("M", "") else int(last)) + 1))
+    except ValueError:
+        raise typer.BadParameter(f"--v {v!r}: use FIRST:LAST, e.g. 0:M or 0:50") from None
+    if not values or values[0] < 0 or values[-1] > m:
+        raise typer.BadParameter(f"--v {v!r}: caps must lie in 0..{m}")
+    ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
+                                     random_runs=random_runs, root_seed=seed)
+    todo = [*ref, *const, *rand]
+    with bar("cells", len(todo), quiet=not err.is_terminal) as progress, joblib_backend(backend, scheduler):
+        results = run_sweep(sweep_cell, todo, store=store, n_jobs=n_jobs, progress=progress)
+    by_cap = {int(c.config["cap"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
+    summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values}, results[1 + len(const):])
+    payload = {"trace": trace, "nodes": m, "cells": len(todo), "backend": backend, **summary.to_dict()}
+    if plot is not None:
+        payload["plots"] = _leasing_plots(rigid_view(swf.frame, nodes=m)[0], m, summary, plot, plot_random, seed)
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+        return
+    best = summary.constant[summary.best_v]
+    out.print(f"best constant V = {summary.best_v}: twt_imp {best['twt_imp_pct']:.2f} %, c {best['cost_pct']:.2f} %, "
+              f"balance {best['balance']:.2f}")
+    rnd = payload["random"]
+    if rnd["runs"]:
+        out.print(f"random V per step, {rnd['runs']} runs: balance mean {rnd['mean']:.2f} ± {rnd['std']:.2f}, "
+                  f"best {rnd['best']:.2f}")

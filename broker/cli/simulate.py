@@ -1,0 +1,153 @@
+"""``cloudbroker simulate``: replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from broker.cli import inputs
+from broker.cli.console import out
+from broker.cli.files import read_plan, write_result
+from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
+from broker.coh.metrics import RunResult
+from broker.coh.policies import COH_POLICIES
+from broker.coh.simulate import simulate
+from broker.pricing.book import DEFAULT_PRICE_BOOK
+from broker.pricing.reservations import PlanError, ReservationPlan
+from heuristics.registry import PAPER_TRIO
+from workloads.requirements import MODELS
+
+
+def simulate_cmd(
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. KTH-SP2-1996-2.1-cln).")] = None,
+    synthetic: Annotated[bool, typer.Option(help="Use the generated default workload (the default).")] = False,
+    synthetic_jobs: Annotated[int, typer.Option(help="Jobs in the generated workload.")] = 2000,
+    reqs: Annotated[str, typer.Option(help=f"Requirement model: {', '.join(MODELS)}.")] = "heterogeneous",
+    policy: Annotated[str, typer.Option(help="'coh', 'ipp' (with --solver), 'coh-r' / 'coh-onetype' (with "
+                                              "--reservations) or one heuristic such as FCFS-SM.")] = "coh",
+    heuristics: Annotated[
+        str, typer.Option(help="Portfolio members for --policy coh, comma separated.")
+    ] = ",".join(PAPER_TRIO),
+    tick: Annotated[float, typer.Option(help="Scheduling tick (s).")] = 10.0,
+    boot: Annotated[float, typer.Option(help="VM boot time (s), billed.")] = 120.0,
+    charging: Annotated[str, typer.Option(help="exact or wall-clock.")] = "exact",
+    seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+    limit_jobs: Annotated[int | None, typer.Option(help="Use only the first N jobs (by arrival).")] = None,
+    drop_status: Annotated[str, typer.Option(help="Also remove jobs with these statuses: failed,cancelled.")] = "",
+    price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
+    validate: Annotated[bool, typer.Option(help="Check the world's invariants every tick (slower).")] = False,
+    solver: Annotated[str | None, typer.Option(help="Add the integer program to --policy coh: cbc or cpsat.")] = None,
+    time_limit: Annotated[float, typer.Option(help="IPP limit per tick: seconds, or work with --deterministic.")] = 2.0,
+    deterministic: Annotated[bool, typer.Option(help="Work limits, not seconds: same seed, same result.")] = False,
+    paid_scoring: Annotated[bool, typer.Option("--paid-scoring/--paper-scoring",
+                                               help="Count billing units already paid as sunk when scoring.")] = True,
+    ipp_wins_ties: Annotated[bool, typer.Option("--ipp-wins-ties/--heuristic-wins-ties",
+                                                help="Which plan CoH applies on a tie.")] = True,
+    ipp_max_jobs: Annotated[int, typer.Option(help="Run the IPP only when fewer new jobs than this.")] = 50,
+    ipp_max_vms: Annotated[int | None, typer.Option(help="Candidate running VMs in the IPP (default: all).")] = None,
+    warm_start: Annotated[bool, typer.Option(help="Start the solver from the best heuristic plan.")] = True,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs/instances tables and summary.json here.")
+                       ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
+    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    reservations: Annotated[Path | None, typer.Option(help="Reservation plan (plan-reservations --json output) "
+                                                           "for --policy coh-r / coh-onetype.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
+    if trace and synthetic:
+        raise typer.BadParameter("give --trace or --synthetic, not both")
+    ipp = {"solver": solver, "time_limit": time_limit, "deterministic": deterministic, "max_jobs": ipp_max_jobs,
+           "max_vms": ipp_max_vms, "warm_start": warm_start}
+    coh = {"policy": policy, "heuristics": tuple(h.strip() for h in heuristics.split(",") if h.strip()),
+           "paid_scoring": paid_scoring, "ipp_wins_ties": ipp_wins_ties}
+    engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate}
+    config = configuration(coh, engine, ipp if solver is not None else None, _plan(reservations, policy))
+    workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
+    work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
+    book = inputs.book(price_book)
+    started = time.perf_counter()
+    with inputs.progress("replaying", len(work.jobs)) as recorder:
+        result = simulate(work.jobs, book.catalog(), config=config, seed=int(policy_seed.generate_state(1)[0]),
+                          recorder=recorder, book=book)
+    wall = time.perf_counter() - started
+    payload = _payload(result, work, config, seed, wall)
+    if out_dir is not None:
+        write_result(result, out_dir, fmt=inputs.table_format(fmt), summary=payload)
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+    else:
+        _print_summary(result, work, wall)
+
+
+def configuration(coh: dict[str, Any], engine: dict[str, Any], ipp: dict[str, Any] | None,
+                  reservations: ReservationPlan | None) -> SimulationConfig:
+    """The nested configuration of the command's options; what it refuses becomes a ``BadParameter``."""
+    try:
+        return SimulationConfig(CohConfig(**coh), EngineConfig(**engine), IppConfig(**ipp) if ipp else None,
+                                reservations)
+    except (ValueError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
+        if ipp and "integer program joins" in message:
+            message = "--solver needs --policy coh, ipp, coh-r or coh-onetype (the IPP is a member of the portfolio)"
+        raise typer.BadParameter(message) from exc
+
+
+def _plan(path: Path | None, policy: str) -> ReservationPlan | None:
+    if (path is not None) != (policy in COH_POLICIES and COH_POLICIES.get(policy).reserved):
+        raise typer.BadParameter("--reservations goes with --policy coh-r or coh-onetype, and they need it")
+    if path is None:
+        return None
+    try:
+        return read_plan(path)
+    except (OSError, PlanError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def _payload(result: RunResult, work: inputs.Workload, config: SimulationConfig, seed: int,
+             wall: float) -> dict[str, Any]:
+    s = result.summary
+    ipp_keys = ("ipp_wins", "heuristic_wins", "ipp_optimal_ticks", "mean_gap")
+    report = work.report
+    return {
+        **s.to_dict(),
+        **{k: s.policy_stats[k] for k in ipp_keys if k in s.policy_stats},
+        "wall_s": round(wall, 3),
+        "seed": seed,
+        "workload": {"source": work.label, "filter": {"read": report.read, "kept": report.kept,
+                                                      "removed": report.removed, "kept_flagged": report.kept_flagged},
+                     "jobs_simulated": len(work.jobs)},
+        "config": config.to_dict(),
+    }
+
+
+def _print_summary(result: RunResult, work: inputs.Workload, wall: float) -> None:
+    s = result.summary
+    table = Table(title=f"{s.policy} on {work.label}", show_header=False)
+    table.add_row("jobs", f"{s.jobs:,}  ({work.report.describe()})")
+    table.add_row("cost", f"${s.cost:,.2f}")
+    if s.upfront_amortized:
+        billed = ", ".join(f"{k} ${v:,.2f}" for k, v in s.cost_by_option.items())
+        table.add_row("  of which", f"upfront (share of the term) ${s.upfront_amortized:,.2f}; billed: {billed}")
+    table.add_row("lower bound (LB)", f"${s.lower_bound:,.2f}")
+    table.add_row("cost / LB", f"{s.cost_over_lb:.3f}")
+    table.add_row("utilization", f"{s.utilization:.1%}")
+    for vm_type, count in s.instances_by_type.items():
+        table.add_row(f"VMs {vm_type}", f"{count:,} ({s.instance_hours_by_type[vm_type]:,.0f} h)")
+    table.add_row("wait mean / max", f"{s.wait_mean_s:.1f} s / {s.wait_max_s:.1f} s")
+    stats = s.policy_stats
+    wins = stats.get("wins", {})
+    if len(wins) > 1 or s.policy == "coh":
+        table.add_row("portfolio wins", ", ".join(f"{k} {v:,}" for k, v in wins.items()))
+    if "ipp_calls" in stats:
+        gap = "n/a" if stats["mean_gap"] is None else f"{stats['mean_gap']:.2%}"
+        table.add_row("IPP", f"{stats['ipp_calls']:,} calls ({stats['ipp_exact_ticks']:,} exact), "
+                             f"{stats['ipp_optimal_ticks']:,} optimal, mean gap {gap}, {stats['ipp_wall_s']:.1f} s")
+    table.add_row("wall time", f"{wall:.2f} s")
+    out.print(table)

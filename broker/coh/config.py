@@ -1,0 +1,160 @@
+"""What defines a CoH run besides the jobs, the prices and the seed: nested frozen dataclasses, checked once.
+
+- :class:`EngineConfig`: the world (tick, boot time, billing, validation);
+- :class:`CohConfig`: the policy (a name of :data:`broker.coh.policies.COH_POLICIES`: the portfolio
+  ``coh``, the integer program alone ``ipp``, CoH-R ``coh-r`` / ``coh-onetype``, or one heuristic such as
+  ``FCFS-SM``), its members and how plans are scored;
+- :class:`IppConfig`: CoH's integer program as a member of the portfolio (solver and limits);
+- the reservations bought (:class:`~broker.pricing.reservations.ReservationPlan`, CoH-R only).
+
+:meth:`SimulationConfig.to_dict` is the whole configuration as JSON (``summary.json`` writes it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, get_args
+
+from broker.coh.ipp import Symmetry
+from broker.coh.policies import COH_POLICIES
+from broker.pricing.billing import Billing, Charging
+from broker.pricing.book import HEAVY
+from broker.pricing.reservations import ReservationPlan
+from heuristics.registry import HEURISTICS, PAPER_TRIO
+from solvers.base import Limit, list_solvers
+
+
+def _finite(name: str, value: float, *, low: float, strict: bool, unit: str = "s") -> None:
+    ok = math.isfinite(value) and (value > low if strict else value >= low)
+    if not ok:
+        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {low:g} {unit}, got {value}")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """The CoH world: decision ``tick`` and VM ``boot_time`` (s), billing, and ``validate`` (check invariants)."""
+
+    tick: float = 10.0
+    boot_time: float = 120.0
+    charging: Charging = "exact"
+    release_margin: float = 10.0
+    validate: bool = False
+
+    def __post_init__(self) -> None:
+        _finite("tick", self.tick, low=0, strict=True)
+        _finite("boot_time", self.boot_time, low=0, strict=False)
+        if self.charging not in get_args(Charging):
+            raise ValueError(f"charging must be one of {', '.join(get_args(Charging))}, got {self.charging!r}")
+        Billing(self.charging, release_margin=self.release_margin)  # checks the margin
+
+    def billing(self, origin: int | float = 0) -> Billing:
+        """The billing model, wall-clock hours aligned with the trace origin (Unix time)."""
+        return Billing(charging=self.charging, release_margin=self.release_margin, clock_offset=float(origin % 3600))
+
+
+@dataclass(frozen=True, slots=True)
+class IppConfig:
+    """CoH's integer program (paper §3.2) as a portfolio member.
+
+    It runs under ``time_limit`` wall-clock seconds with ``threads`` workers, or with
+    ``deterministic`` under a work limit: CP-SAT deterministic seconds = ``time_limit`` with one
+    worker, CBC nodes = ``1000 * time_limit`` with one thread (the same seed, the same run). It
+    solves batches of fewer than ``max_jobs`` jobs over at most ``max_vms`` candidate running VMs
+    (all by default), warm-started from the best heuristic plan; ``fast_path`` solves one or two
+    jobs by enumeration and skips ticks the heuristics already solve to the bound; ``presolve``
+    applies to CP-SAT (off made whole deterministic replays 6-7x slower, BENCHMARKS.md).
+    """
+
+    solver: str
+    time_limit: float = 2.0
+    deterministic: bool = False
+    threads: int = 2
+    max_jobs: int = 50
+    max_vms: int | None = None
+    warm_start: bool = True
+    fast_path: bool = True
+    symmetry: Symmetry = "order"
+    presolve: bool = True
+
+    def __post_init__(self) -> None:
+        if self.solver not in list_solvers():
+            raise ValueError(f"unknown solver {self.solver!r}; known: {', '.join(list_solvers())}")
+        _finite("time_limit", self.time_limit, low=0, strict=True)
+        if self.threads < 1 or self.max_jobs < 1 or (self.max_vms is not None and self.max_vms < 1):
+            raise ValueError(f"the IPP needs threads, max_jobs and max_vms >= 1, got {self.threads}, {self.max_jobs}, "
+                             f"{self.max_vms}")
+        if self.symmetry not in get_args(Symmetry):
+            raise ValueError(f"symmetry must be one of {', '.join(get_args(Symmetry))}, got {self.symmetry!r}")
+
+    def limit(self) -> Limit:
+        """The solver limit this configuration asks for."""
+        if not self.deterministic:
+            return Limit.wall(self.time_limit, threads=self.threads)
+        work = self.time_limit if self.solver == "cpsat" else float(max(1, round(1000 * self.time_limit)))
+        return Limit.deterministic(work)
+
+
+@dataclass(frozen=True, slots=True)
+class CohConfig:
+    """The policy: ``policy`` (module docstring), the portfolio's ``heuristics``, how plans are scored.
+
+    ``lookahead`` (s) defaults to boot time + tick (every VM a job needs is ready by its arrival);
+    ``paid_scoring`` counts the billing units already paid as sunk; ``ipp_wins_ties`` applies the
+    IPP's plan when it ties with the best heuristic's (EXPERIMENTS.md).
+    """
+
+    policy: str = "coh"
+    heuristics: tuple[str, ...] = PAPER_TRIO
+    lookahead: float | None = None
+    paid_scoring: bool = True
+    ipp_wins_ties: bool = True
+
+    def __post_init__(self) -> None:
+        COH_POLICIES.get(self.policy)  # names the known ones on a miss
+        if not self.heuristics:
+            raise ValueError("a portfolio needs at least one heuristic")
+        for name in self.heuristics:
+            HEURISTICS.get(name)
+        if self.lookahead is not None:
+            _finite("lookahead", self.lookahead, low=0, strict=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationConfig:
+    """Everything that defines a CoH run besides the jobs, the prices and the seed (module docstring)."""
+
+    coh: CohConfig = field(default_factory=CohConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    ipp: IppConfig | None = None
+    reservations: ReservationPlan | None = None
+
+    def __post_init__(self) -> None:
+        spec = COH_POLICIES.get(self.coh.policy)
+        if spec.reserved != (self.reservations is not None):
+            raise ValueError(f"policy {self.coh.policy!r}: reservations are "
+                             f"{'required' if spec.reserved else 'only for coh-r and coh-onetype'}")
+        if spec.heavy_only and self.reservations is not None:
+            other = sorted({o for _, o in self.reservations.counts} - {HEAVY})
+            if other:
+                raise ValueError(f"{self.coh.policy} uses heavy reservations only; the plan also has {other} "
+                                 f"(plan with heavy reservations only, or use coh-r)")
+        if spec.needs_ipp and self.ipp is None:
+            raise ValueError(f"policy {self.coh.policy!r} needs the integer program: give ipp=IppConfig('cbc' or "
+                             f"'cpsat')")
+        if self.ipp is not None and not spec.takes_ipp:
+            raise ValueError(f"policy {self.coh.policy!r} is one heuristic: the integer program joins 'coh', 'ipp', "
+                             f"'coh-r' or 'coh-onetype'")
+
+    @property
+    def lookahead(self) -> float:
+        """Seconds ahead of its arrival at which a job is planned (boot time + tick unless set)."""
+        la = self.coh.lookahead
+        return la if la is not None else self.engine.boot_time + self.engine.tick
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole configuration as JSON-ready values."""
+        out = asdict(self)
+        out["coh"]["heuristics"] = list(self.coh.heuristics)
+        out["reservations"] = self.reservations.to_dict() if self.reservations is not None else None
+        return out

@@ -1,0 +1,93 @@
+"""Leasing sweeps: every constant V and repeated random-V runs as cells of :mod:`broker.sweep`, and their balances.
+
+A cell is a pure function of its configuration and seed (:func:`sweep_cell`); a worker reads each
+trace once (:data:`TRACES`, an explicit per-process memo). The summary normalizes every run by the
+sweep's own references (``V = 0`` and ``V`` unbounded) as the paper does (:func:`summarize_sweep`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from broker.hybrid.metrics import balance
+from broker.hybrid.policies import DAY, LEASING_POLICIES, run_leasing
+from broker.sweep import Cell, Memo, cells
+from workloads.cache import load_trace
+from workloads.rigid import RigidJobs, rigid_view
+
+#: The version of the cells' meaning (part of every cell's key): bump it when a cell computes something else.
+CELL_NAME = "leasing-v2"
+#: The rigid views this process has built for cells, by (trace, nodes) (at most four).
+TRACES: Memo[RigidJobs] = Memo(size=4)
+
+
+def rigid_trace(trace: str, nodes: int) -> RigidJobs:
+    """The rigid view of ``trace`` for ``nodes`` local nodes, built once per process (:data:`TRACES`)."""
+    return TRACES.get((trace, nodes), lambda: rigid_view(load_trace(trace).frame, nodes=nodes)[0])
+
+
+def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """One leasing run as a sweep cell (:mod:`broker.sweep`): a pure function of config and seed.
+
+    ``config``: ``trace`` (path or registry name), ``nodes``, ``policy`` (a name of
+    :data:`~broker.hybrid.policies.LEASING_POLICIES`) and, for "constant", ``cap`` (a number or "inf");
+    for "egreedy", ``k``; ``step`` (s, a day by default). Returns ``twt_s``, ``cloud_cpu_s``,
+    ``simulated`` (site runs) and ``cap_mean``.
+    """
+    m = int(config["nodes"])
+    jobs = rigid_trace(str(config["trace"]), m)
+    name = str(config["policy"])
+    params: dict[str, Any] = {"seed": seed}
+    if name == "constant":
+        params = {"v": math.inf if config.get("cap") == "inf" else float(config.get("cap", 0))}
+    elif name == "egreedy":
+        params["k"] = int(config.get("k", 3))
+    policy = LEASING_POLICIES.get(name)(m, **params)
+    run = run_leasing(jobs, m, policy, step=float(config.get("step", DAY)))
+    s = run.summary
+    return {"twt_s": s.twt_s, "cloud_cpu_s": s.cloud_cpu_s, "simulated": s.clones_simulated,
+            "cap_mean": float(np.mean(s.caps))}
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSummary:
+    """Balances of a constant-V and random-policy sweep (``SPEC.md`` §5 references)."""
+
+    constant: dict[int, dict[str, float]]
+    best_v: int
+    random_balances: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        rb = np.asarray(self.random_balances)
+        return {"constant": {str(v): b for v, b in self.constant.items()}, "best_v": self.best_v,
+                "best_constant": self.constant[self.best_v],
+                "random": {"runs": len(rb), "mean": float(rb.mean()) if len(rb) else None,
+                           "std": float(rb.std()) if len(rb) else None, "best": float(rb.max()) if len(rb) else None}}
+
+
+def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int,
+                  root_seed: int = 1) -> tuple[list[Cell], list[Cell], list[Cell]]:
+    """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
+    base = {"trace": trace, "nodes": nodes}
+    ref = cells([{**base, "policy": "constant", "cap": "inf"}], name=CELL_NAME, root_seed=root_seed)
+    const = cells([{**base, "policy": "constant", "cap": v} for v in v_values], name=CELL_NAME, root_seed=root_seed)
+    rand = cells([{**base, "policy": "random"}], name=CELL_NAME, root_seed=root_seed + 1, repeats=random_runs)
+    return ref, const, rand
+
+
+def summarize_sweep(ref: Mapping[str, Any], local: Mapping[str, Any], constant: Mapping[int, Mapping[str, Any]],
+                    randoms: Sequence[Mapping[str, Any]]) -> SweepSummary:
+    """Balances against V = 0 (``local``) and V unbounded (``ref``); the best V (ties: the smallest)."""
+    def figures(r: Mapping[str, Any]) -> dict[str, float]:
+        b = balance(r["twt_s"], r["cloud_cpu_s"], local["twt_s"], ref["cloud_cpu_s"])
+        return {"twt_imp_pct": b.twt_imp_pct, "cost_pct": b.c_pct, "balance": b.balance}
+
+    table = {v: figures(r) for v, r in constant.items()}
+    best = max(table, key=lambda v: (table[v]["balance"], -v))
+    return SweepSummary(table, best, [figures(r)["balance"] for r in randoms])

@@ -1,0 +1,228 @@
+"""A local cluster that leases cloud nodes, as a world on the kernel (``SPEC.md`` §5, Q-learning paper §2).
+
+The local site runs EASY (or conservative) backfilling on M nodes (:class:`heuristics.backfill.Cluster`).
+After each scheduling pass a *transfer* step moves waiting jobs, in queue order, to the cloud when
+they can start there now: a job of ``p`` nodes moves if ``p <= V - cloud nodes in use``. No job spans
+both sites; cloud nodes are as fast as local ones and a job starts there without delay. The cost is
+the CPU-seconds used in the cloud; the wait is summed over all jobs. With ``V = 0`` this is the plain
+backfilling replay of a cluster alone (:func:`replay`).
+
+Choices where the paper is silent (documented in ``docs/design.md`` and tested):
+
+- Events at one instant go as completions < submissions < one scheduling pass (the kernel keeps
+  that order): the pass sees every node freed and every job submitted at that instant.
+- A pass is EASY, then transfers, repeated while a transfer removed the queue head: the new head
+  may start locally at once, or get its own reservation that other jobs can backfill around.
+- A pausable state machine driven step by step: :meth:`HybridWorld.run` sets the cap ``V`` for the
+  step with a pass at its first instant (a raised cap can take waiting jobs at once; a lowered cap
+  never stops jobs already in the cloud) and advances to the step's end, a pass there included.
+- A job's width is its allocated processors (requested when unknown), :mod:`workloads.rigid`.
+
+Both measures are integrals over time, so they split exactly over evaluation steps: the wait is
+the number of waiting jobs integrated over time, the cost the cloud nodes in use integrated over
+time. The world copies cheaply (:meth:`HybridWorld.copy`): Q-learning clones it once per candidate
+``V`` each step.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from broker.hybrid.validate import HybridValidator
+from broker.sim.kernel import Kernel
+from broker.sim.recorder import Recorder
+from heuristics.backfill import Cluster, Discipline
+from workloads.rigid import RigidJobs
+
+LOCAL, CLOUD = 0, 1
+DONE, SUBMIT, PASS = 0, 1, 2
+
+
+class HybridWorld:
+    """The state of a hybrid site at time :attr:`now` (see the module docstring).
+
+    Attributes
+    ----------
+    now : float
+        The time the integrals run to (s).
+    wait_s, cloud_cpu_s : float
+        Waiting jobs and cloud nodes in use, integrated over time so far.
+    cloud_used, peak_cloud : int
+        Cloud nodes in use now, and the most in use since the last :meth:`clone`.
+    need : float
+        The smallest cap that would have let a blocked transfer go since the last :meth:`clone`.
+    """
+
+    def __init__(self, jobs: RigidJobs, m: int, discipline: Discipline = "easy", *,
+                 recorder: Recorder | None = None, validate: bool = False) -> None:
+        self.cluster = Cluster(m, jobs, discipline)
+        self.recorder = recorder if recorder is not None else Recorder()
+        self.now = float(jobs.submit[0]) if len(jobs) else 0.0
+        self.kernel = Kernel(start=self.now)
+        self.cap = 0.0
+        self.next_job = self.started = self.ended = self.cloud_used = self.peak_cloud = 0
+        self.wait_s = self.cloud_cpu_s = 0.0
+        self.need = math.inf
+        self.track_need = False
+        self.log: list[tuple[int, float, int]] = []  # (job, start, site) since the last drain
+        self._runtime, self._nodes = jobs.runtime.tolist(), jobs.nodes.tolist()
+        self._narrowest = int(jobs.nodes.min()) if len(jobs) else 1
+        self._pass_at = -math.inf
+        self._batches: list[tuple[float, int]] | None = None
+        self._handlers = (self._on_done, self._on_submit, self._on_pass)
+        self._validator = HybridValidator(self) if validate else None
+        if len(jobs):
+            self.kernel.schedule(self.now, SUBMIT, 0)
+
+    @property
+    def jobs(self) -> RigidJobs:
+        """The job list the site replays."""
+        return self.cluster.jobs
+
+    def copy(self) -> HybridWorld:
+        """An independent copy (the job list and the recorder are shared, never changed)."""
+        twin = copy.copy(self)
+        twin.cluster, twin.kernel, twin.log = self.cluster.copy(), self.kernel.copy(), list(self.log)
+        twin._handlers = (twin._on_done, twin._on_submit, twin._on_pass)
+        twin._batches = None
+        if self._validator is not None:
+            twin._validator = HybridValidator(twin)
+        return twin
+
+    def clone(self) -> HybridWorld:
+        """A copy for evaluating a cap: an empty start log, the peak and ``need`` measured from now."""
+        twin = self.copy()
+        twin.log, twin.peak_cloud, twin.need, twin.track_need = [], twin.cloud_used, math.inf, True
+        return twin
+
+    def finished(self) -> bool:
+        """Every job submitted and ended."""
+        return not len(self.kernel) and not self.cluster.queue
+
+    def run(self, until: float, cap: float, batches: list[tuple[float, int]] | None = None) -> None:
+        """Advance to ``until`` with cloud cap ``cap`` (``math.inf``: unbounded), a pass at ``until`` included.
+
+        ``batches`` receives ``(time, cloud nodes in use)`` after the first pass and after each
+        instant's pass up to ``until`` (the pass at ``until`` itself is not listed).
+        """
+        self.cap = cap
+        self._pass()
+        if batches is not None:
+            batches.append((self.now, self.cloud_used))
+        self._batches = batches
+        self.kernel.run(self._handlers, until)
+        self._batches = None
+        if until < math.inf:
+            self._advance(until)
+            self._pass()
+
+    def drain_log(self) -> list[tuple[int, float, int]]:
+        """The (job, start, site) of the jobs started since the last call."""
+        out, self.log = self.log, []
+        return out
+
+    # -- events ------------------------------------------------------------------------------------------
+    def _advance(self, t: float) -> None:
+        dt = t - self.now
+        if dt > 0:
+            self.wait_s += len(self.cluster.queue) * dt
+            self.cloud_cpu_s += self.cloud_used * dt
+            self.now = t
+
+    def _pass_soon(self, t: float) -> None:
+        if self._pass_at != t:
+            self._pass_at = t
+            self.kernel.schedule(t, PASS)
+
+    def _on_done(self, t: float, payload: tuple[int, int]) -> None:
+        self._advance(t)
+        job, site = payload
+        if site == LOCAL:
+            self.cluster.finish(job)
+        else:
+            self.cloud_used -= self._nodes[job]
+        self.ended += 1
+        if self.ended % self.recorder.every == 0 or self.ended == len(self._nodes):
+            self.recorder.progress(self.ended, len(self._nodes))
+        self._pass_soon(t)
+
+    def _on_submit(self, t: float, job: int) -> None:
+        self._advance(t)
+        self.cluster.submit(job, t)
+        self.next_job = job + 1
+        if job + 1 < len(self._nodes):
+            self.kernel.schedule(float(self.jobs.submit[job + 1]), SUBMIT, job + 1)
+        self._pass_soon(t)
+
+    def _on_pass(self, t: float, _: object) -> None:
+        self._pass_at = -math.inf
+        self._pass()
+        if self._batches is not None:
+            self._batches.append((t, self.cloud_used))
+
+    def _pass(self) -> None:
+        """EASY, then transfers, again while a transfer took the queue head."""
+        now, cap, runtime, nodes, queue = self.now, self.cap, self._runtime, self._nodes, self.cluster.queue
+        if self._validator is not None:
+            self._validator.before_pass()
+        while True:
+            for job in self.cluster.schedule(now):
+                self._started(job, now + runtime[job], LOCAL)
+            if cap - self.cloud_used < self._narrowest and not self.track_need:
+                break  # no waiting job fits in the cloud: no transfer can happen
+            took_head = False
+            for k, job in enumerate(list(queue)):
+                p = nodes[job]
+                if p <= cap - self.cloud_used:
+                    self.cluster.take(job)
+                    self.cloud_used += p
+                    self.peak_cloud = max(self.peak_cloud, self.cloud_used)
+                    self._started(job, now + runtime[job], CLOUD)
+                    took_head |= k == 0
+                elif self.cloud_used + p < self.need:
+                    self.need = self.cloud_used + p
+            if not (took_head and queue):
+                break
+        if self._validator is not None:
+            self._validator.at_pass(now)
+
+    def _started(self, job: int, end: float, site: int) -> None:
+        self.started += 1
+        self.kernel.schedule(end, DONE, (job, site))
+        self.log.append((job, self.now, site))
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Start and end (s) of every job, the site it ran on, and its ``promised`` start (conservative, else nan)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    site: np.ndarray
+    promised: np.ndarray
+
+
+def record(n: int, log: list[tuple[int, float, int]], start: np.ndarray | None = None,
+           where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Write a start log into per-job arrays (new arrays when none are given)."""
+    start = np.full(n, np.nan) if start is None else start
+    where = np.full(n, -1, dtype=np.int64) if where is None else where
+    for job, t, s in log:
+        start[job], where[job] = t, s
+    return start, where
+
+
+def replay(jobs: RigidJobs, m: int, discipline: Discipline = "easy", *, cap: float = 0.0,
+           recorder: Recorder | None = None, validate: bool = False) -> tuple[Schedule, HybridWorld]:
+    """The whole job list with one cap (0: the cluster alone; ``math.inf``: unbounded), and the finished world."""
+    world = HybridWorld(jobs, m, discipline, recorder=recorder, validate=validate)
+    world.run(math.inf, cap)
+    if world._validator is not None:
+        world._validator.at_end()
+    start, where = record(len(jobs), world.drain_log())
+    promised = np.array([world.cluster.promised.get(i, np.nan) for i in range(len(jobs))])
+    return Schedule(start, start + jobs.runtime, where, promised), world
