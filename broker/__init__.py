@@ -28,7 +28,7 @@ _EXPORTS = {
     "simulate": "broker.coh.simulate",
     "SimulationConfig": "broker.coh.config", "CohConfig": "broker.coh.config", "EngineConfig": "broker.coh.config",
     "IppConfig": "broker.coh.config",
-    "COH_POLICIES": "broker.coh.policies",
+    "COH_POLICIES": "broker.coh.config",
     "CohSummary": "broker.coh.metrics",
     "replay_demand": "broker.planning.demand", "Demand": "broker.planning.demand",
     "plan_reservations": "broker.planning.planner", "Prices": "broker.planning.planner",
@@ -43,7 +43,7 @@ _EXPORTS = {
     "LeasingResult": "broker.hybrid.metrics",
     "simulate_cluster": "broker.cloudcluster.simulate",
     "ClusterPolicy": "broker.cloudcluster.policies", "CLUSTER_POLICIES": "broker.cloudcluster.policies",
-    "CloudTerms": "broker.cloudcluster.world", "ClusterResult": "broker.cloudcluster.bill",
+    "CloudTerms": "broker.cloudcluster.terms", "ClusterResult": "broker.cloudcluster.bill",
     "pareto": "broker.cloudcluster.plots", "cap_benefit": "broker.cloudcluster.plots",
     "load_price_book": "broker.pricing.book", "PriceBook": "broker.pricing.book",
     "ReservationPlan": "broker.pricing.reservations",
@@ -101,10 +101,9 @@ if TYPE_CHECKING:
     from broker.cloudcluster.plots import cap_benefit, pareto
     from broker.cloudcluster.policies import CLUSTER_POLICIES, ClusterPolicy
     from broker.cloudcluster.simulate import simulate_cluster
-    from broker.cloudcluster.world import CloudTerms
-    from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
+    from broker.cloudcluster.terms import CloudTerms
+    from broker.coh.config import COH_POLICIES, CohConfig, EngineConfig, IppConfig, SimulationConfig
     from broker.coh.metrics import CohSummary
-    from broker.coh.policies import COH_POLICIES
     from broker.coh.simulate import simulate
     from broker.hybrid.metrics import LeasingResult, balance, cumulative_balance
     from broker.hybrid.plots import balance_over_time, balance_vs_v

@@ -14,9 +14,8 @@ from rich.table import Table
 from broker.cli import inputs
 from broker.cli.console import out
 from broker.cli.files import read_plan, write_result
-from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
+from broker.coh.config import COH_POLICIES, CohConfig, EngineConfig, IppConfig, SimulationConfig
 from broker.coh.metrics import RunResult
-from broker.coh.policies import COH_POLICIES
 from broker.coh.simulate import simulate
 from broker.pricing.book import DEFAULT_PRICE_BOOK
 from broker.pricing.reservations import PlanError, ReservationPlan

@@ -6,7 +6,8 @@ import numpy as np
 
 from broker.cloudcluster.bill import ClusterResult, summarize
 from broker.cloudcluster.policies import ClusterPolicy
-from broker.cloudcluster.world import CloudTerms, ClusterWorld, run
+from broker.cloudcluster.terms import CloudTerms
+from broker.cloudcluster.world import ClusterWorld, run
 from broker.sim.recorder import Recorder
 from workloads.htc import HtcJobs
 

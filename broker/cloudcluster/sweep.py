@@ -47,7 +47,7 @@ from broker.cloudcluster.policies import (
     parse_keepalive,
 )
 from broker.cloudcluster.simulate import simulate_cluster
-from broker.cloudcluster.world import CloudTerms
+from broker.cloudcluster.terms import CloudTerms
 from broker.pricing.book import load_price_book
 from broker.sweep import Memo
 from workloads.bursty import bursty_workload

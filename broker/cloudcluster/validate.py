@@ -9,21 +9,43 @@ bill covers every lease. A failed check raises :class:`~broker.sim.validate.Inva
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from broker.cloudcluster.policies import IdleTimeout
+from broker.cloudcluster.policies import ClusterPolicy, IdleTimeout
+from broker.cloudcluster.terms import CloudTerms
+from broker.sim.ledger import Ledger
 from broker.sim.validate import EPS, InvariantError, check_conservation
+from workloads.htc import HtcJobs
 
-if TYPE_CHECKING:
-    from broker.cloudcluster.world import ClusterWorld
+
+class ClusterState(Protocol):
+    """What the checks read of a cloud-cluster world (per-instance lists are indexed by instance id)."""
+
+    jobs: HtcJobs
+    policy: ClusterPolicy
+    terms: CloudTerms
+    ledger: Ledger
+    cap: float
+    finished: int
+    active: int
+    waiting: int
+    alive: int
+    begin: np.ndarray
+    done: np.ndarray
+    on: np.ndarray
+    pool: list[int]
+    busy: list[int]
+    ready: list[float]
+    anchor: list[float]
+    released: list[bool]
 
 
 class ClusterValidator:
     """Checks the invariants of one cloud-cluster world (see the module docstring)."""
 
-    def __init__(self, world: ClusterWorld) -> None:
+    def __init__(self, world: ClusterState) -> None:
         self.world = world
         self.arrived = 0
 

@@ -30,43 +30,20 @@ import copy
 import heapq
 import math
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from broker.cloudcluster.policies import ClusterPolicy
+from broker.cloudcluster.terms import CloudTerms
 from broker.cloudcluster.validate import ClusterValidator
-from broker.pricing.billing import Billing, Charging
-from broker.pricing.egress import EgressPrices
+from broker.pricing.billing import Billing
 from broker.sim.kernel import Kernel
 from broker.sim.ledger import Ledger
 from broker.sim.recorder import Recorder
 from workloads.htc import HtcJobs
 
 DONE, READY, ARRIVAL, TIMER, PERIOD_END, IDLE_TIMEOUT = range(6)
-#: Bandwidths measured by the paper between Newcastle and EC2 US-East (§5), bytes per second.
-UPLOAD_BPS, DOWNLOAD_BPS = 11_811_000.0, 22_925_000.0
-INSTANCE_TYPE = "instance"
-
-
-@dataclass(frozen=True, slots=True)
-class CloudTerms:
-    """What the cloud charges and how fast it is: price per instance-hour, egress, boot, bandwidths."""
-
-    hourly: float = 0.145
-    egress: EgressPrices = field(default_factory=EgressPrices.free)
-    charging: Charging = "exact"
-    boot: float = 0.0
-    btu: float = 3600.0
-    upload_bps: float = UPLOAD_BPS
-    download_bps: float = DOWNLOAD_BPS
-    instance_type: str = INSTANCE_TYPE
-
-    def __post_init__(self) -> None:
-        if not (self.hourly >= 0 and 0 <= self.boot <= 3600 and self.btu > 0):
-            raise ValueError("CloudTerms needs hourly >= 0, boot in [0, 3600] s and btu > 0")
-        if not (self.upload_bps > 0 and self.download_bps > 0):
-            raise ValueError("bandwidths must be > 0 bytes/s")
 
 
 @dataclass(frozen=True, slots=True)

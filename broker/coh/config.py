@@ -1,9 +1,9 @@
 """What defines a CoH run besides the jobs, the prices and the seed: nested frozen dataclasses, checked once.
 
 - :class:`EngineConfig`: the world (tick, boot time, billing, validation);
-- :class:`CohConfig`: the policy (a name of :data:`broker.coh.policies.COH_POLICIES`: the portfolio
-  ``coh``, the integer program alone ``ipp``, CoH-R ``coh-r`` / ``coh-onetype``, or one heuristic such as
-  ``FCFS-SM``), its members and how plans are scored;
+- :class:`CohConfig`: the policy (a name of :data:`COH_POLICIES`: the portfolio ``coh``, the integer
+  program alone ``ipp``, CoH-R ``coh-r`` / ``coh-onetype``, or one heuristic such as ``FCFS-SM``), its
+  members and how plans are scored;
 - :class:`IppConfig`: CoH's integer program as a member of the portfolio (solver and limits);
 - the reservations bought (:class:`~broker.pricing.reservations.ReservationPlan`, CoH-R only).
 
@@ -12,17 +12,55 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, get_args
 
 from broker.coh.ipp import Symmetry
-from broker.coh.policies import COH_POLICIES
 from broker.pricing.billing import Billing, Charging
 from broker.pricing.book import HEAVY
 from broker.pricing.reservations import ReservationPlan
-from heuristics.registry import HEURISTICS, PAPER_TRIO
+from heuristics.registry import HEURISTICS, PAPER_TRIO, Registry
 from solvers.base import Limit, list_solvers
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySpec:
+    """A named CoH policy: what its configuration must give, and where its builder is.
+
+    ``builder`` is ``"module:function"`` (imported when the policy is built, as solver backends are),
+    a function of ``(config, seed, billing, catalog)`` returning the policy
+    (:mod:`broker.coh.policies`).
+    """
+
+    builder: str
+    reserved: bool = False
+    heavy_only: bool = False
+    needs_ipp: bool = False
+    takes_ipp: bool = True
+
+    def build(self) -> Callable[..., Any]:
+        """The builder function."""
+        module, name = self.builder.split(":")
+        builder: Callable[..., Any] = getattr(importlib.import_module(module), name)
+        return builder
+
+
+def _policies() -> Registry[PolicySpec]:
+    reg: Registry[PolicySpec] = Registry("CoH policy")
+    reg.register("coh", PolicySpec("broker.coh.policies:portfolio"))
+    reg.register("ipp", PolicySpec("broker.coh.policies:ipp_alone", needs_ipp=True))
+    reg.register("coh-r", PolicySpec("broker.coh.policies:portfolio", reserved=True))
+    reg.register("coh-onetype", PolicySpec("broker.coh.policies:portfolio", reserved=True, heavy_only=True))
+    for name in HEURISTICS:
+        reg.register(name, PolicySpec("broker.coh.policies:heuristic", takes_ipp=False))
+    return reg
+
+
+#: Every CoH policy by name: the portfolio, the IPP alone, CoH-R, CoH-oneType and the 66 heuristics.
+COH_POLICIES = _policies()
 
 
 def _finite(name: str, value: float, *, low: float, strict: bool, unit: str = "s") -> None:

@@ -1,43 +1,25 @@
-"""The CoH world's policies by name, registered like the heuristics (``SPEC.md`` §3-§4).
+"""The builders of the CoH world's policies (``SPEC.md`` §3-§4), as :data:`broker.coh.config.COH_POLICIES` names them.
 
 ``coh`` is the portfolio over the configured heuristics (plus the integer program when one is
-configured); ``ipp`` the integer program alone, its first heuristic only as the fallback when it has
-no plan or the batch is too large; ``coh-r`` the portfolio over reserved instances (CoH-R) and
-``coh-onetype`` the same with heavy reservations only; and each of the 66 heuristics alone
-(``FCFS-SM``, ...). A :class:`PolicySpec` says what the policy needs (reservations, the integer
-program) so the configuration checks it once; :meth:`PolicySpec.build` makes the policy.
+configured; ``coh-r`` and ``coh-onetype`` are the same over reserved instances); ``ipp`` the integer
+program alone, its first heuristic only as the fallback when it has no plan or the batch is too
+large; and each of the 66 heuristics alone (``FCFS-SM``, ...). A builder is a function of
+``(config, seed, billing, catalog)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from broker.coh.config import COH_POLICIES, IppConfig, SimulationConfig
 from broker.coh.ipp_member import IppMember
 from broker.coh.portfolio import CohPolicy
 from broker.pricing.billing import Billing
 from broker.pricing.book import Catalog
-from heuristics.registry import HEURISTICS, Registry
+from heuristics.registry import HEURISTICS
 from solvers.base import get_solver
 
-if TYPE_CHECKING:
-    from broker.coh.config import IppConfig, SimulationConfig
-
 Seed = int | np.random.SeedSequence | None
-
-
-@dataclass(frozen=True, slots=True)
-class PolicySpec:
-    """A named CoH policy: how to build it and what its configuration must give."""
-
-    build: Callable[[SimulationConfig, Seed, Billing, Catalog], CohPolicy]
-    reserved: bool = False
-    heavy_only: bool = False
-    needs_ipp: bool = False
-    takes_ipp: bool = True
 
 
 def ipp_member(ipp: IppConfig, billing: Billing, catalog: Catalog, *, paid: bool) -> IppMember:
@@ -48,16 +30,16 @@ def ipp_member(ipp: IppConfig, billing: Billing, catalog: Catalog, *, paid: bool
                      symmetry=ipp.symmetry, paid=paid)
 
 
-def _portfolio(name: str) -> Callable[[SimulationConfig, Seed, Billing, Catalog], CohPolicy]:
-    def build(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
-        c = config.coh
-        ipp = ipp_member(config.ipp, billing, catalog, paid=c.paid_scoring) if config.ipp is not None else None
-        return CohPolicy([HEURISTICS.get(h) for h in c.heuristics], lookahead=config.lookahead, seed=seed, name=name,
-                         ipp=ipp, paid=c.paid_scoring, ipp_wins_ties=c.ipp_wins_ties)
-    return build
+def portfolio(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
+    """CoH: the portfolio over ``config.coh.heuristics``, the integer program too when configured."""
+    c = config.coh
+    ipp = ipp_member(config.ipp, billing, catalog, paid=c.paid_scoring) if config.ipp is not None else None
+    return CohPolicy([HEURISTICS.get(h) for h in c.heuristics], lookahead=config.lookahead, seed=seed, name=c.policy,
+                     ipp=ipp, paid=c.paid_scoring, ipp_wins_ties=c.ipp_wins_ties)
 
 
-def _ipp_alone(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
+def ipp_alone(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
+    """The integer program applied whenever it has a plan; the first heuristic otherwise."""
     assert config.ipp is not None  # checked by the configuration
     c = config.coh
     return CohPolicy([HEURISTICS.get(c.heuristics[0])], lookahead=config.lookahead, seed=seed, name="ipp",
@@ -65,27 +47,13 @@ def _ipp_alone(config: SimulationConfig, seed: Seed, billing: Billing, catalog: 
                      prefer_ipp=True)
 
 
-def _heuristic(name: str) -> Callable[[SimulationConfig, Seed, Billing, Catalog], CohPolicy]:
-    def build(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
-        return CohPolicy([HEURISTICS.get(name)], lookahead=config.lookahead, seed=seed, name=name)
-    return build
-
-
-def _registry() -> Registry[PolicySpec]:
-    reg: Registry[PolicySpec] = Registry("CoH policy")
-    reg.register("coh", PolicySpec(_portfolio("coh")))
-    reg.register("ipp", PolicySpec(_ipp_alone, needs_ipp=True))
-    reg.register("coh-r", PolicySpec(_portfolio("coh-r"), reserved=True))
-    reg.register("coh-onetype", PolicySpec(_portfolio("coh-onetype"), reserved=True, heavy_only=True))
-    for name in HEURISTICS:
-        reg.register(name, PolicySpec(_heuristic(name), takes_ipp=False))
-    return reg
-
-
-#: Every CoH policy by name: the portfolio, the IPP alone, CoH-R, CoH-oneType and the 66 heuristics.
-COH_POLICIES = _registry()
+def heuristic(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
+    """One heuristic alone (the policy's name is the heuristic's)."""
+    name = config.coh.policy
+    return CohPolicy([HEURISTICS.get(name)], lookahead=config.lookahead, seed=seed, name=name)
 
 
 def build_policy(config: SimulationConfig, *, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
     """The policy ``config.coh.policy`` names."""
-    return COH_POLICIES.get(config.coh.policy).build(config, seed, billing, catalog)
+    policy: CohPolicy = COH_POLICIES.get(config.coh.policy).build()(config, seed, billing, catalog)
+    return policy

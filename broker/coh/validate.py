@@ -1,33 +1,60 @@
-"""Invariant checks of ``validate=True`` runs.
+"""Invariant checks of ``validate=True`` CoH runs.
 
-Every tick: each job is placed at most once and none is lost; no VM holds more than its capacity
-(recomputed from the jobs on it, not trusted from the engine's counters); no job starts before its
+Every tick: every job handed to the policy is departed, running or waiting, exactly once; each job
+is placed at most once and none is lost; no VM holds more than its capacity (recomputed from the
+jobs on it, not trusted from the world's counters); no job starts before its
 arrival or before its VM finished booting; with reservations, no more VMs hold an option than were
 bought. At every release: the billed time covers the VM's whole life and every job it hosted, and a
 heavy reservation goes only once the run drains. At the end: every job placed and departed, every
 VM released.
-A failed check raises :class:`InvariantError` naming the job or VM, the time and the values.
+A failed check raises :class:`~broker.sim.validate.InvariantError` naming the job or VM, the time and
+the values.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
+from broker.coh.pool import Pool
+from broker.pricing.billing import Billing
 from broker.pricing.book import HEAVY
+from broker.pricing.reservations import ReservedCapacity
 from broker.sim.ledger import InstanceRecord
-from broker.sim.validate import EPS, InvariantError
+from broker.sim.validate import EPS, InvariantError, check_conservation
+from workloads.jobs import JobTable
 
-if TYPE_CHECKING:
-    from broker.coh.world import CohWorld
+
+class FleetState(Protocol):
+    """What the checks read of a CoH world."""
+
+    jobs: JobTable
+    pool: Pool
+    reservations: ReservedCapacity
+    billing: Billing
+    job_slot: np.ndarray
+    job_vm: np.ndarray
+    job_start: np.ndarray
+    job_end: np.ndarray
+    departed: int
+
+    @property
+    def handed(self) -> int:
+        """Jobs handed to the policy so far (arrived or within the look-ahead)."""
+        ...
+
+    @property
+    def waiting(self) -> int:
+        """Jobs handed to the policy and not placed yet."""
+        ...
 
 
 
 class Validator:
     """Checks the invariants of one engine (see the module docstring)."""
 
-    def __init__(self, engine: CohWorld) -> None:
+    def __init__(self, engine: FleetState) -> None:
         self.engine = engine
         self._checked = 0
 
@@ -35,6 +62,8 @@ class Validator:
         """Checks after a decision tick at ``now``."""
         e = self.engine
         placed = np.flatnonzero(e.job_slot >= 0)
+        check_conservation(now, submitted=e.handed, done=e.departed, running=len(placed) - e.departed,
+                           queued=e.waiting)
         self._check_new_starts(placed, now)
         active = placed[~(e.job_end[placed] <= now)]
         pool = e.pool

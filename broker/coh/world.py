@@ -127,6 +127,16 @@ class CohWorld:
         """Whether the VM in ``slot`` hosts no job."""
         return int(self.pool.n_jobs[slot]) == 0
 
+    @property
+    def handed(self) -> int:
+        """Jobs handed to the policy so far (arrived or within the look-ahead)."""
+        return self._next_new
+
+    @property
+    def waiting(self) -> int:
+        """Jobs handed to the policy and not placed yet."""
+        return len(self._waiting)
+
     # -- the state machine --------------------------------------------------------------------------
     def _start(self) -> None:
         self.ticker.request(self._next_visible_time())

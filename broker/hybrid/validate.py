@@ -9,18 +9,34 @@ raises :class:`~broker.sim.validate.InvariantError`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from broker.sim.validate import InvariantError, check_conservation
+from heuristics.backfill import Cluster
+from workloads.rigid import RigidJobs
 
-if TYPE_CHECKING:
-    from broker.hybrid.world import HybridWorld
+
+class SiteState(Protocol):
+    """What the checks read of a hybrid world."""
+
+    cluster: Cluster
+    cap: float
+    cloud_used: int
+    next_job: int
+    started: int
+    ended: int
+    log: list[tuple[int, float, int]]
+
+    @property
+    def jobs(self) -> RigidJobs:
+        """The job list."""
+        ...
 
 
 class HybridValidator:
     """Checks the invariants of one hybrid world (see the module docstring)."""
 
-    def __init__(self, world: HybridWorld) -> None:
+    def __init__(self, world: SiteState) -> None:
         self.world = world
         self.cloud_before = world.cloud_used
         self.logged = len(world.log)

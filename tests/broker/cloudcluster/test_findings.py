@@ -14,7 +14,7 @@ import pytest
 
 from broker.cloudcluster.policies import ClusterPolicy, Delay, FixedKeepAlive, NextHour, PerUser, parse_keepalive
 from broker.cloudcluster.simulate import simulate_cluster
-from broker.cloudcluster.world import CloudTerms
+from broker.cloudcluster.terms import CloudTerms
 from broker.pricing.book import load_price_book
 from tests.broker.cloudcluster.checks import check_run
 from tests.conftest import trace_path

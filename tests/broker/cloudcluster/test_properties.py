@@ -19,7 +19,7 @@ from broker.cloudcluster.policies import (
     PerUser,
 )
 from broker.cloudcluster.simulate import simulate_cluster
-from broker.cloudcluster.world import DOWNLOAD_BPS, UPLOAD_BPS, CloudTerms
+from broker.cloudcluster.terms import DOWNLOAD_BPS, UPLOAD_BPS, CloudTerms
 from tests.broker.cloudcluster.checks import check_run
 from workloads.htc import HtcJobs
 

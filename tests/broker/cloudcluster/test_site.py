@@ -19,7 +19,7 @@ from broker.cloudcluster.policies import (
     parse_keepalive,
 )
 from broker.cloudcluster.simulate import simulate_cluster
-from broker.cloudcluster.world import DOWNLOAD_BPS, UPLOAD_BPS, CloudTerms
+from broker.cloudcluster.terms import DOWNLOAD_BPS, UPLOAD_BPS, CloudTerms
 from broker.pricing.book import load_price_book
 from broker.pricing.egress import GB, EgressPrices, EgressTier, monthly_bill
 from workloads.htc import HtcJobs

@@ -1,0 +1,32 @@
+"""What the cloud charges a cluster run on it and how fast it is (``SPEC.md`` §7, cloud-cluster paper §5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from broker.pricing.billing import Charging
+from broker.pricing.egress import EgressPrices
+
+#: Bandwidths measured by the paper between Newcastle and EC2 US-East (§5), bytes per second.
+UPLOAD_BPS, DOWNLOAD_BPS = 11_811_000.0, 22_925_000.0
+INSTANCE_TYPE = "instance"
+
+
+@dataclass(frozen=True, slots=True)
+class CloudTerms:
+    """What the cloud charges and how fast it is: price per instance-hour, egress, boot, bandwidths."""
+
+    hourly: float = 0.145
+    egress: EgressPrices = field(default_factory=EgressPrices.free)
+    charging: Charging = "exact"
+    boot: float = 0.0
+    btu: float = 3600.0
+    upload_bps: float = UPLOAD_BPS
+    download_bps: float = DOWNLOAD_BPS
+    instance_type: str = INSTANCE_TYPE
+
+    def __post_init__(self) -> None:
+        if not (self.hourly >= 0 and 0 <= self.boot <= 3600 and self.btu > 0):
+            raise ValueError("CloudTerms needs hourly >= 0, boot in [0, 3600] s and btu > 0")
+        if not (self.upload_bps > 0 and self.download_bps > 0):
+            raise ValueError("bandwidths must be > 0 bytes/s")
