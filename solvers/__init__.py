@@ -1,5 +1,6 @@
-"""Integer programs (CoH IPP, reservation planner) and their solver backends.
+"""A generic MILP layer: a backend-neutral model, CBC (PuLP) and OR-Tools CP-SAT behind one interface.
 
-The formulations and the CBC / CP-SAT backends arrive with the integer-program issue; the package
-exists now so that the distribution's layout is fixed from the start.
+Time or work limits, statuses read from everything a backend says, warm starts. It knows nothing of
+clouds or jobs: CoH's integer program is built in :mod:`broker.coh.ipp`, the reservation planner's
+in :mod:`broker.planning.planner`.
 """

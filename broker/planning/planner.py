@@ -26,7 +26,6 @@ reservation to cost what on-demand would: ``UF / ((c_od - c) T)``, heavy ``(UF +
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import math
@@ -219,7 +218,6 @@ def cover_patterns(level: float, capacities: Sequence[float]) -> list[tuple[int,
     return list(_patterns(float(level), tuple(float(c) for c in capacities)))
 
 
-@functools.lru_cache(maxsize=65536)
 def _patterns(level: float, capacities: tuple[float, ...]) -> tuple[tuple[int, ...], ...]:
     def walk(j: int, need: float) -> list[tuple[int, ...]]:
         top = max(0, math.ceil(need / capacities[j] - 1e-9))
@@ -232,11 +230,13 @@ def _patterns(level: float, capacities: tuple[float, ...]) -> tuple[tuple[int, .
                         if not any(q != p and all(a <= b for a, b in zip(q, p, strict=True)) for q in found)))
 
 
-def cover_cost(level: float, prices: Prices, counts: dict[tuple[str, str], int]) -> float:
+def cover_cost(level: float, prices: Prices, counts: dict[tuple[str, str], int],
+               patterns: Sequence[tuple[int, ...]] | None = None) -> float:
     """``B(D)``, $/h: the cheapest VMs (reserved first, then on-demand) whose capacity covers ``level``.
 
-    Exact: a cheapest cover is one of the minimal ones (:func:`cover_patterns`), and within a type
-    heavy reservations (already paid), then medium, light and on-demand ones are used in that order.
+    Exact: a cheapest cover is one of the minimal ones (:func:`cover_patterns`; pass them as
+    ``patterns`` when they are known), and within a type heavy reservations (already paid), then
+    medium, light and on-demand ones are used in that order.
     """
     def hourly(tp: TypePrices, n: int) -> float:
         cost, left = 0.0, n
@@ -247,16 +247,23 @@ def cover_cost(level: float, prices: Prices, counts: dict[tuple[str, str], int])
             left -= take
         return cost + left * tp.on_demand
 
-    patterns = cover_patterns(level, [tp.capacity for tp in prices.types])
+    if patterns is None:
+        patterns = cover_patterns(level, [tp.capacity for tp in prices.types])
     return min(sum(hourly(tp, n) for tp, n in zip(prices.types, p, strict=True)) for p in patterns)
 
 
-def cost_capacity(levels: np.ndarray, weights: np.ndarray, prices: Prices,
-                  counts: dict[tuple[str, str], int]) -> float:
-    """Expected cost per term of a plan under capacity cover (exact, by :func:`cover_cost`)."""
+def cost_capacity(levels: np.ndarray, weights: np.ndarray, prices: Prices, counts: dict[tuple[str, str], int], *,
+                  covers: Sequence[Sequence[tuple[int, ...]]] | None = None) -> float:
+    """Expected cost per term of a plan under capacity cover (exact, by :func:`cover_cost`).
+
+    ``covers`` are the levels' minimal covers when they are known (:func:`exhaustive` computes them once).
+    """
     term_h = prices.term_hours
+    covers = covers if covers is not None else [cover_patterns(float(v), [t.capacity for t in prices.types])
+                                                for v in levels]
     fixed = sum(n * _fixed(prices, name, option) for (name, option), n in counts.items())
-    hourly = sum(float(w) * cover_cost(float(v), prices, counts) for v, w in zip(levels, weights, strict=True))
+    hourly = sum(float(w) * cover_cost(float(v), prices, counts, ps)
+                 for v, w, ps in zip(levels, weights, covers, strict=True))
     return fixed + hourly * term_h
 
 
@@ -417,9 +424,14 @@ def exhaustive(demand: Demand, prices: Prices, *, mode: Mode = "per-type",
         box = top if mode == "per-type" else math.ceil(_capacity_series(demand, prices).max() /
                                                            min(t.capacity for t in prices.types))
     best: tuple[float, dict[tuple[str, str], int]] = (math.inf, {})
+    levels, hits = np.unique(_capacity_series(demand, prices), return_counts=True)
+    weights = hits / hits.sum()
+    covers = [cover_patterns(float(v), [t.capacity for t in prices.types]) for v in levels] if mode == "capacity" \
+        else None
     for combo in itertools.product(range(box + 1), repeat=len(keys)):
         counts = {k: n for k, n in zip(keys, combo, strict=True) if n}
-        cost = expected_cost(demand, prices, counts, mode=mode)
+        cost = (cost_capacity(levels, weights, prices, counts, covers=covers) if covers is not None
+                else expected_cost(demand, prices, counts, mode=mode))
         if cost < best[0] - 1e-9:
             best = (cost, counts)
     return best[1], best[0]
