@@ -213,3 +213,22 @@ def test_same_seed_same_run_and_bad_settings():
         ClusterPolicy(release=IdleTimeout(60), keepalive=FixedKeepAlive(0.5))
     with pytest.raises(ValueError):
         (NextHour(3600),)
+
+
+def test_the_keep_alive_decision_pauses_the_world_and_a_copy_runs_on_alike() -> None:
+    from broker.cloudcluster.world import ClusterWorld, run
+
+    js = jobs(np.arange(0, 30000, 1100.0), np.full(28, 1500.0), user=[0, 1] * 14)
+    policy = ClusterPolicy(keepalive=FixedKeepAlive(0.5), pools=PerUser())
+    whole = simulate_cluster(js, policy, CloudTerms(), seed=3)
+    world, rng = ClusterWorld(js, policy, CloudTerms(), validate=True), np.random.default_rng(3)
+    decision = world.advance()
+    assert decision is not None and world.busy[decision.instance] < 0  # an idle instance at its period end
+    assert decision.now == world.billing.deadline(world.anchor[decision.instance], decision.now - 1)
+    world.act(policy.keepalive.keep(decision.now, world, rng))  # type: ignore[union-attr]
+    twin, twin_rng = world.copy(), np.random.default_rng(3)
+    twin_rng.bit_generator.state = rng.bit_generator.state
+    from broker.cloudcluster.bill import summarize
+    a, b = summarize(run(world, rng)), summarize(run(twin, twin_rng))
+    for r in (a, b):
+        assert r.jobs.equals(whole.jobs) and r.instances.equals(whole.instances)
