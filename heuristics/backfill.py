@@ -117,6 +117,8 @@ class Cluster:
         head = queue[0]
         shadow, extra = self._shadow(width[head], now)
         self.head_reservation.setdefault(head, shadow)
+        if self.free == 0:
+            return started  # no job can backfill on no free node
         keep = [head]
         for job in queue[1:]:
             p = width[job]
@@ -135,7 +137,7 @@ class Cluster:
         """When the running jobs (by their estimates) leave ``need`` nodes free, and how many spare then."""
         avail, shadow, width = self.free, None, self._width
         for job, estimated in sorted(self.running.items(), key=itemgetter(1)):
-            end = max(estimated, now)  # clamping keeps the order
+            end = estimated if estimated >= now else now  # max(estimated, now); clamping keeps the order
             if shadow is not None and end > shadow:
                 break
             avail += width[job]

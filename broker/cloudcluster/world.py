@@ -65,8 +65,11 @@ class ClusterWorld:
         self.ledger = Ledger(self.billing)
         self.cap = math.inf if policy.cap is None else policy.cap
         self.timeout = policy.release.idle_timeout()
-        n = len(jobs)
-        self.pool_of = policy.pools.pool_of(jobs.user)
+        n = self._n = len(jobs)
+        self._submit, self._runtime = jobs.submit.tolist(), jobs.runtime.tolist()
+        self._upload = (jobs.input_bytes / terms.upload_bps).tolist()
+        self._download = (jobs.output_bytes / terms.download_bps).tolist()
+        self.pool_of = policy.pools.pool_of(jobs.user).tolist()
         self.begin = np.full(n, np.nan)  # the instant the job got its instance (the end of its wait)
         self.done = np.full(n, np.nan)
         self.on = np.full(n, -1, dtype=np.int64)
@@ -205,11 +208,11 @@ class ClusterWorld:
 
     # -- events ----------------------------------------------------------------------------------------
     def _on_arrival(self, t: float, j: int) -> None:
-        if j + 1 < len(self.jobs):
-            self.kernel.schedule(float(self.jobs.submit[j + 1]), ARRIVAL, j + 1)
+        if j + 1 < self._n:
+            self.kernel.schedule(self._submit[j + 1], ARRIVAL, j + 1)
         if self._validator is not None:
             self._validator.at_arrival()
-        k = int(self.pool_of[j])
+        k = self.pool_of[j]
         inst = self._take_idle(k)
         if inst is not None:
             self._assign(t, j, inst)
@@ -227,8 +230,8 @@ class ClusterWorld:
         self.version[inst] += 1
         self._count(t, -1, 0)
         self.finished += 1
-        if self.finished % self.recorder.every == 0 or self.finished == len(self.jobs):
-            self.recorder.progress(self.finished, len(self.jobs))
+        if self.finished % self.recorder.every == 0 or self.finished == self._n:
+            self.recorder.progress(self.finished, self._n)
         self._serve_or_idle(t, inst)
         self._settle(t)
 
@@ -321,11 +324,9 @@ class ClusterWorld:
         self.on[j] = inst
         self.begin[j] = t
         self._count(t, 1, 0)
-        jobs, terms = self.jobs, self.terms
-        runtime = jobs.runtime[j]
-        self.exec_s[inst] += float(runtime)
-        end = t + jobs.input_bytes[j] / terms.upload_bps + runtime + jobs.output_bytes[j] / terms.download_bps
-        self.kernel.schedule(float(end), DONE, (inst, j))
+        runtime = self._runtime[j]
+        self.exec_s[inst] += runtime
+        self.kernel.schedule(t + self._upload[j] + runtime + self._download[j], DONE, (inst, j))
 
     def _release(self, t: float, inst: int) -> None:
         if self._validator is not None:
@@ -345,7 +346,7 @@ class ClusterWorld:
             first = self.head[k] + self.booting.get(k, 0)
             if first < len(self.queue[k]):
                 j = self.queue[k][first]
-                candidates.append((self.jobs.submit[j], j, k, first))
+                candidates.append((self._submit[j], j, k, first))
         heapq.heapify(candidates)
         policy, off = self.policy, self.billing.clock_offset
         while candidates and self.alive < self.cap:
@@ -359,7 +360,7 @@ class ClusterWorld:
             self._hire(t, k, int(self.jobs.user[j]))
             if idx + 1 < len(self.queue[k]):
                 nxt = self.queue[k][idx + 1]
-                heapq.heappush(candidates, (self.jobs.submit[nxt], nxt, k, idx + 1))
+                heapq.heappush(candidates, (self._submit[nxt], nxt, k, idx + 1))
 
 
 def run(world: ClusterWorld, rng: np.random.Generator) -> ClusterWorld:

@@ -9,8 +9,10 @@ backfilling replay of a cluster alone (:func:`replay`).
 
 Choices where the paper is silent (documented in ``docs/design.md`` and tested):
 
-- Events at one instant go as completions < submissions < one scheduling pass (the kernel keeps
-  that order): the pass sees every node freed and every job submitted at that instant.
+- Events at one instant go as completions < submissions (the kernel keeps that order), then one
+  scheduling pass, run once the instant's last event is handled: the pass sees every node freed and
+  every job submitted at that instant. (A job that ends at the instant it starts makes a second
+  batch at that instant, with its own pass.)
 - A pass is EASY, then transfers, repeated while a transfer removed the queue head: the new head
   may start locally at once, or get its own reservation that other jobs can backfill around.
 - A pausable state machine driven step by step: :meth:`HybridWorld.run` sets the cap ``V`` for the
@@ -39,7 +41,7 @@ from heuristics.backfill import Cluster, Discipline
 from workloads.rigid import RigidJobs
 
 LOCAL, CLOUD = 0, 1
-DONE, SUBMIT, PASS = 0, 1, 2
+DONE, SUBMIT = 0, 1
 
 
 class HybridWorld:
@@ -61,6 +63,7 @@ class HybridWorld:
                  recorder: Recorder | None = None, validate: bool = False) -> None:
         self.cluster = Cluster(m, jobs, discipline)
         self.recorder = recorder if recorder is not None else Recorder()
+        self._every = self.recorder.every
         self.now = float(jobs.submit[0]) if len(jobs) else 0.0
         self.kernel = Kernel(start=self.now)
         self.cap = 0.0
@@ -69,11 +72,10 @@ class HybridWorld:
         self.need = math.inf
         self.track_need = False
         self.log: list[tuple[int, float, int]] = []  # (job, start, site) since the last drain
-        self._runtime, self._nodes = jobs.runtime.tolist(), jobs.nodes.tolist()
+        self._submit, self._runtime, self._nodes = jobs.submit.tolist(), jobs.runtime.tolist(), jobs.nodes.tolist()
         self._narrowest = int(jobs.nodes.min()) if len(jobs) else 1
-        self._pass_at = -math.inf
         self._batches: list[tuple[float, int]] | None = None
-        self._handlers = (self._on_done, self._on_submit, self._on_pass)
+        self._handlers = (self._on_done, self._on_submit)
         self._validator = HybridValidator(self) if validate else None
         if len(jobs):
             self.kernel.schedule(self.now, SUBMIT, 0)
@@ -87,7 +89,7 @@ class HybridWorld:
         """An independent copy (the job list and the recorder are shared, never changed)."""
         twin = copy.copy(self)
         twin.cluster, twin.kernel, twin.log = self.cluster.copy(), self.kernel.copy(), list(self.log)
-        twin._handlers = (twin._on_done, twin._on_submit, twin._on_pass)
+        twin._handlers = (twin._on_done, twin._on_submit)
         twin._batches = None
         if self._validator is not None:
             twin._validator = HybridValidator(twin)
@@ -133,40 +135,43 @@ class HybridWorld:
             self.cloud_cpu_s += self.cloud_used * dt
             self.now = t
 
-    def _pass_soon(self, t: float) -> None:
-        if self._pass_at != t:
-            self._pass_at = t
-            self.kernel.schedule(t, PASS)
-
     def _on_done(self, t: float, payload: tuple[int, int]) -> None:
-        self._advance(t)
+        dt = t - self.now
+        if dt > 0:  # the integrals run to t (inlined: once per instant)
+            self.wait_s += len(self.cluster.queue) * dt
+            self.cloud_cpu_s += self.cloud_used * dt
+            self.now = t
         job, site = payload
         if site == LOCAL:
             self.cluster.finish(job)
         else:
             self.cloud_used -= self._nodes[job]
-        self.ended += 1
-        if self.ended % self.recorder.every == 0 or self.ended == len(self._nodes):
-            self.recorder.progress(self.ended, len(self._nodes))
-        self._pass_soon(t)
+        ended = self.ended = self.ended + 1
+        if ended % self._every == 0 or ended == len(self._nodes):
+            self.recorder.progress(ended, len(self._nodes))
+        if self.kernel.peek() > t:  # the instant's last event: its pass
+            self._pass()
+            if self._batches is not None:
+                self._batches.append((t, self.cloud_used))
 
     def _on_submit(self, t: float, job: int) -> None:
-        self._advance(t)
+        dt = t - self.now
+        if dt > 0:
+            self.wait_s += len(self.cluster.queue) * dt
+            self.cloud_cpu_s += self.cloud_used * dt
+            self.now = t
         self.cluster.submit(job, t)
-        self.next_job = job + 1
-        if job + 1 < len(self._nodes):
-            self.kernel.schedule(float(self.jobs.submit[job + 1]), SUBMIT, job + 1)
-        self._pass_soon(t)
-
-    def _on_pass(self, t: float, _: object) -> None:
-        self._pass_at = -math.inf
-        self._pass()
-        if self._batches is not None:
-            self._batches.append((t, self.cloud_used))
+        self.next_job = nxt = job + 1
+        if nxt < len(self._submit):
+            self.kernel.schedule(self._submit[nxt], SUBMIT, nxt)
+        if self.kernel.peek() > t:  # the instant's last event: its pass
+            self._pass()
+            if self._batches is not None:
+                self._batches.append((t, self.cloud_used))
 
     def _pass(self) -> None:
         """EASY, then transfers, again while a transfer took the queue head."""
-        now, cap, runtime, nodes, queue = self.now, self.cap, self._runtime, self._nodes, self.cluster.queue
+        now, cap, runtime = self.now, self.cap, self._runtime
         if self._validator is not None:
             self._validator.before_pass()
         while True:
@@ -174,6 +179,7 @@ class HybridWorld:
                 self._started(job, now + runtime[job], LOCAL)
             if cap - self.cloud_used < self._narrowest and not self.track_need:
                 break  # no waiting job fits in the cloud: no transfer can happen
+            nodes, queue = self._nodes, self.cluster.queue
             took_head = False
             for k, job in enumerate(list(queue)):
                 p = nodes[job]
@@ -211,8 +217,11 @@ def record(n: int, log: list[tuple[int, float, int]], start: np.ndarray | None =
     """Write a start log into per-job arrays (new arrays when none are given)."""
     start = np.full(n, np.nan) if start is None else start
     where = np.full(n, -1, dtype=np.int64) if where is None else where
-    for job, t, s in log:
-        start[job], where[job] = t, s
+    if log:
+        jobs, times, sites = zip(*log, strict=True)
+        index = np.fromiter(jobs, dtype=np.int64, count=len(log))
+        start[index] = np.fromiter(times, dtype=np.float64, count=len(log))
+        where[index] = np.fromiter(sites, dtype=np.int64, count=len(log))
     return start, where
 
 

@@ -68,6 +68,8 @@ class Kernel:
     def peek(self) -> float:
         """The time of the next event that will be handled, ``inf`` when none is pending."""
         heap, cancelled = self._heap, self._cancelled
+        if not cancelled:
+            return heap[0][0] if heap else math.inf
         while heap and heap[0][2] in cancelled:
             cancelled.discard(heapq.heappop(heap)[2])
             self.popped += 1
@@ -80,17 +82,19 @@ class Kernel:
         stands at ``until`` (or at the last event when ``until`` is infinite) and ``False`` is returned.
         """
         heap, pop, cancelled = self._heap, heapq.heappop, self._cancelled
-        while heap:
-            if heap[0][0] > until:
-                break
-            t, kind, seq, payload = pop(heap)
-            self.now = t
-            self.popped += 1
-            if cancelled and seq in cancelled:
-                cancelled.discard(seq)
-                continue
-            if handlers[kind](t, payload):
-                return True
+        popped = 0
+        try:
+            while heap and heap[0][0] <= until:
+                t, kind, seq, payload = pop(heap)
+                self.now = t
+                popped += 1
+                if cancelled and seq in cancelled:
+                    cancelled.discard(seq)
+                    continue
+                if handlers[kind](t, payload):
+                    return True
+        finally:
+            self.popped += popped
         if until < math.inf:
             self.now = until
         return False

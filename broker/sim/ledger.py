@@ -8,7 +8,7 @@ table (:meth:`Ledger.frame`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -73,7 +73,8 @@ class Ledger:
 
     def frame(self) -> pd.DataFrame:
         """One row per instance, by id, with ``billed_hours`` and ``utilization`` (busy over billed capacity-time)."""
-        frame = pd.DataFrame([asdict(r) for r in self.records], columns=list(COLUMNS))
+        records = self.records
+        frame = pd.DataFrame({c: [getattr(r, c) for r in records] for c in COLUMNS}, columns=list(COLUMNS))
         frame["billed_hours"] = frame["units"] * self.billing.btu / 3600.0
         billed = frame["capacity"] * frame["units"] * self.billing.btu
         frame["utilization"] = frame["busy_capacity_s"] / billed.where(billed > 0)
