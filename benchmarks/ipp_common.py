@@ -87,12 +87,12 @@ def next_jobs(jobs: JobTable, first: int, m: int) -> Batch:
 
 
 def cost(plan: Plan, batch: Batch, fleet: Fleet, paid: bool | None = None) -> float:
-    """THE evaluator: :func:`broker.objective.plan_cost` (``paid`` defaults to ``SCORING``)."""
+    """THE evaluator: :func:`broker.coh.objective.plan_cost` (``paid`` defaults to ``SCORING``)."""
     return plan_cost(plan, batch, fleet, BILLING, HOURLY, paid=SCORING["paid"] if paid is None else paid)
 
 
 def instance(batch: Batch, fleet: Fleet, max_vms: int | None = None, paid: bool | None = None) -> IppInstance:
-    """:func:`broker.ipp_member.make_instance` with the benchmark's scoring."""
+    """:func:`broker.coh.ipp_member.make_instance` with the benchmark's scoring."""
     return make_instance(batch, fleet, BILLING, HOURLY, max_vms=max_vms,
                          paid=SCORING["paid"] if paid is None else paid)
 
@@ -182,7 +182,7 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 class StubView:
-    """A :class:`broker.policy.SimulationView` over a captured fleet (for timing ``decide``)."""
+    """A :class:`broker.coh.policy.SimulationView` over a captured fleet (for timing ``decide``)."""
 
     def __init__(self, fleet: Fleet) -> None:
         self._fleet, self.now, self.catalog, self.billing = fleet, fleet.now, CATALOG, BILLING

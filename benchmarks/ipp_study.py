@@ -4,7 +4,7 @@ Instances: LCG-2005-1 (heterogeneous r, seed 1) and the generated Lublin workloa
 replayed with CoH over the paper's trio; after a warm-up of ``--warm`` jobs and up to ``--span``
 jobs, ``--snapshots`` fleets are copied at evenly spaced ticks. For each fleet and each M the batch
 is the next M jobs of the trace from that tick (their trace arrivals, so some arrive later). Each
-instance is solved by every variant below; every plan is scored with ``broker.objective.plan_cost``.
+instance is solved by every variant below; every plan is scored with ``broker.coh.objective.plan_cost``.
 
 Variants (2 s wall limit unless said; "warm" = warm start from the best trio heuristic plan):
 ``cpsat2`` CP-SAT 2 workers, default presolve, symmetry "order", all candidate VMs; ``-cold``

@@ -1,7 +1,7 @@
 """The reservation planner against exhaustive search, and its time to a proven optimum on a year.
 
 (1) Small instances (2 types x 3 reservation options, ``--hours`` of hourly demand with at most
-    ``--box`` VMs of a type per hour): ``broker.planner.exhaustive`` tries every count 0..``--box``
+    ``--box`` VMs of a type per hour): ``broker.planning.planner.exhaustive`` tries every count 0..``--box``
     of the 6 offers ((box+1)^6 plans, each priced by ``expected_cost``) and is the reference; in the
     same run ``plan_reservations`` plans with ``mode="per-type"`` (closed form) and
     ``mode="capacity"`` (the integer program through CBC and CP-SAT, the planner's default limit).

@@ -39,8 +39,9 @@ import operator
 import os
 import tempfile
 import traceback
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -197,10 +198,13 @@ def _run_cell(fn: CellFunction, key: str, config_json: str, seed: int) -> tuple[
 
 
 def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = None, n_jobs: int = -1,
-              progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+              progress: Callable[[int, int], None] | None = None,
+              setup: Callable[[], AbstractContextManager[Any]] | None = None) -> list[dict[str, Any]]:
     """Run ``fn(cell.config, cell.seed)`` for every cell not yet in ``store``; the results in cell order.
 
-    The cells run on the joblib backend the caller chose with :func:`joblib.parallel_config`.
+    The cells run on the joblib backend the caller chose with :func:`joblib.parallel_config`, or
+    inside ``setup()`` (entered only when some cell is not stored yet: a resumed sweep that is
+    complete needs no cluster).
 
     Parameters
     ----------
@@ -214,6 +218,8 @@ def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = N
         Workers (-1: all cores, or the whole Dask or Ray cluster).
     progress : callable, optional
         ``progress(done, total)``: once with the cells found in the store, then after each finished cell.
+    setup : callable, optional
+        A context manager factory (such as the CLI's ``joblib_backend``) around the cells' run.
 
     Raises
     ------
@@ -222,42 +228,54 @@ def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = N
     """
     total = len(cells)
     by_key = {c.key: c for c in cells}
-    results: dict[str, dict[str, Any]] = {}
-    if store is not None:
-        store.mkdir(parents=True, exist_ok=True)
-        for key in by_key:
-            found = _load(store / f"{key}.json", key)
-            if found is not None:
-                results[key] = found
+    results = _stored(store, by_key)
     todo = [c for k, c in by_key.items() if k not in results]
     log.info("sweep of %d cells (%d distinct): %d stored, %d to run", total, len(by_key), len(results), len(todo))
-    done = sum(1 for c in cells if c.key in results)
+    repeats = Counter(c.key for c in cells)
+    done = sum(repeats[k] for k in results)
     if progress is not None:
         progress(done, total)
-    counts: dict[str, int] = {}
-    for c in cells:
-        counts[c.key] = counts.get(c.key, 0) + 1
     failures: list[tuple[Cell, str]] = []
-    if todo:
-        for key, text, error in _outcomes(fn, todo, n_jobs):
-            cell = by_key[key]
+    with setup() if setup is not None and todo else nullcontext():
+        for cell, result, error in _finished(fn, todo, n_jobs, store):
             if error is not None:
-                log.warning("cell %s (config %s, seed %d) failed: %s", key, _canonical(cell.config), cell.seed,
-                            error.strip().splitlines()[-1] if error.strip() else "?")
                 failures.append((cell, error))
                 continue
-            assert text is not None
-            result = json.loads(text)
-            if store is not None:
-                _write(store / f"{key}.json", cell, result)
-            results[key] = result
-            done += counts[key]
+            results[cell.key] = result
+            done += repeats[cell.key]
             if progress is not None:
                 progress(done, total)
     if failures:
         order = {k: i for i, k in enumerate(by_key)}
         raise SweepError(sorted(failures, key=lambda f: order[f[0].key]), total)
     return [results[c.key] for c in cells]
+
+
+def _stored(store: Path | None, by_key: Mapping[str, Cell]) -> dict[str, dict[str, Any]]:
+    """The results already in ``store`` (created if missing), by key."""
+    if store is None:
+        return {}
+    store.mkdir(parents=True, exist_ok=True)
+    found = {key: _load(store / f"{key}.json", key) for key in by_key}
+    return {key: result for key, result in found.items() if result is not None}
+
+
+def _finished(fn: CellFunction, todo: list[Cell], n_jobs: int,
+              store: Path | None) -> Iterator[tuple[Cell, dict[str, Any], str | None]]:
+    """Run the cells; yield each as it finishes with its result (stored first) or its traceback."""
+    by_key = {c.key: c for c in todo}
+    for key, text, error in _outcomes(fn, todo, n_jobs) if todo else ():
+        cell = by_key[key]
+        if error is not None:
+            log.warning("cell %s (config %s, seed %d) failed: %s", key, _canonical(cell.config), cell.seed,
+                        error.strip().splitlines()[-1] if error.strip() else "?")
+            yield cell, {}, error
+            continue
+        assert text is not None
+        result = json.loads(text)
+        if store is not None:
+            _write(store / f"{key}.json", cell, result)
+        yield cell, result, None
 
 
 def _outcomes(fn: CellFunction, todo: list[Cell], n_jobs: int) -> Iterator[tuple[str, str | None, str | None]]:

@@ -27,7 +27,7 @@ def main() -> None:
     configs = [{"workload": {"synthetic": float(s), "seed": 1}, "cap": cap, "merge": merge, "charging": charging}
                for s in SCALES for cap in (None, 300) for merge in (True, False)
                for charging in ("exact", "wall-clock")]
-    todo = cells(configs, name="cluster-scales", root_seed=1, paired=True)
+    todo = cells(configs, name="cluster-scales-v2", root_seed=1, paired=True)
     results = run_sweep(cluster_cell, todo, store=Path(args.store), n_jobs=args.n_jobs)
     by = {(c["workload"]["synthetic"], c["cap"], c["merge"], c["charging"]): r for c, r in zip(configs, results,
                                                                                                    strict=True)}

@@ -41,10 +41,10 @@ def main() -> None:
     store.mkdir(parents=True, exist_ok=True)
     m, name = args.nodes, args.name
     base = {"trace": args.trace, "nodes": m}
-    configs = [{**base, "policy": "constant", "cap": "inf"}, *({**base, "policy": "constant", "cap": v}
-                                                                 for v in range(m + 1))]
+    configs = [{**base, "policy": "constant", "params": {"v": "inf"}},
+               *({**base, "policy": "constant", "params": {"v": v}} for v in range(m + 1))]
     fixed = cells(configs, name=name, root_seed=1)
-    epsilon = [{**base, "policy": "egreedy", "k": 3}, {**base, "policy": "egreedy", "k": 10}]
+    epsilon = [{**base, "policy": "egreedy", "params": {"k": 3}}, {**base, "policy": "egreedy", "params": {"k": 10}}]
     learners = cells([{**base, "policy": "qlearning"}, *epsilon], name=name, root_seed=2)
     randoms = cells([{**base, "policy": "random"}], name=name, root_seed=3, repeats=args.random)
     more_epsilon = cells(epsilon, name=name, root_seed=4, repeats=max(args.epsilon_seeds - 1, 1))
@@ -54,7 +54,7 @@ def main() -> None:
         results = run_sweep(sweep_cell, todo, store=store, n_jobs=args.n_jobs)
     by = dict(zip([c.key for c in todo], results, strict=True))
     ref, local = by[fixed[0].key], by[fixed[1].key]
-    summary = summarize_sweep(ref, local, {int(c.config["cap"]): by[c.key] for c in fixed[1:]},
+    summary = summarize_sweep(ref, local, {int(c.config["params"]["v"]): by[c.key] for c in fixed[1:]},
                               [by[c.key] for c in randoms])
     best = summary.constant[summary.best_v]
     print("| policy | twt_imp% | c% | balance | clones simulated |\n|---|---|---|---|---|")
@@ -66,13 +66,13 @@ def main() -> None:
     for c in learners:
         r = by[c.key]
         b = balance(r["twt_s"], r["cloud_cpu_s"], local["twt_s"], ref["cloud_cpu_s"])
-        label = c.config["policy"] + (f" (k = {c.config['k']})" if "k" in c.config else "")
+        label = c.config["policy"] + (f" (k = {c.config['params']['k']})" if "params" in c.config else "")
         print(f"| {label} | {b.twt_imp_pct:.2f} | {b.c_pct:.2f} | {b.balance:.2f} | {r['simulated']:,} |")
     for eps in epsilon:
         runs = [by[c.key] for c in [*learners, *more_epsilon] if c.config == eps]
         bs = np.array([balance(r["twt_s"], r["cloud_cpu_s"], local["twt_s"], ref["cloud_cpu_s"]).balance for r in runs])
         clones = np.mean([r["simulated"] for r in runs])
-        print(f"| epsilon (k = {eps['k']}), mean of {len(bs)} seeds | | | {bs.mean():.2f} ± {bs.std():.2f} "
+        print(f"| epsilon (k = {eps['params']['k']}), mean of {len(bs)} seeds | | | {bs.mean():.2f} ± {bs.std():.2f} "
               f"(min {bs.min():.2f}, max {bs.max():.2f}) | {clones:,.0f} |")
     print("\nconstant V: " + ", ".join(f"{v}:{summary.constant[v]['balance']:.1f}" for v in range(0, m + 1, 10)))
 

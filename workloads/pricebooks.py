@@ -2,7 +2,7 @@
 
 Price books are data, never constants in code paths (``SPEC.md`` §2). The package ships
 ``ec2-2013`` (CoH paper Table 5) and ``ec2-2013-cluster``; a user passes a path to use their own.
-This module only reads the files; :func:`broker.pricing.load_price_book` parses and validates them.
+This module only reads the files; :func:`broker.pricing.book.load_price_book` parses and validates them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``cloudbroker`` command line: one module per command; the only place in ``broker`` that reads or writes files."""
+"""The ``cloudbroker`` command line, one module per command (with the sweep store, what in ``broker`` writes files)."""
 
 from broker.cli.app import app
 

@@ -9,11 +9,37 @@ the block) or ``ray`` (the initialised runtime, or ``ray.init(address=ADDRESS)``
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
+import typer
 from joblib import parallel_config
 
+from broker.cli import inputs
+from broker.cli.console import bar, err
+from broker.sweep import Cell, CellFunction, run_sweep
+
 BACKENDS = ("loky", "dask", "ray")
+
+
+def check(backend: str, scheduler: str | None) -> None:
+    """Refuse a backend the CLI does not know, and a scheduler address loky cannot use."""
+    if backend not in BACKENDS:
+        raise typer.BadParameter(f"--backend must be one of {', '.join(BACKENDS)}")
+    if backend == "loky" and scheduler is not None:
+        raise typer.BadParameter("--scheduler is for the dask and ray backends, not loky")
+
+
+def sweep(fn: CellFunction, todo: Sequence[Cell], *, backend: str, scheduler: str | None, store: Path | None,
+          n_jobs: int) -> list[dict[str, Any]]:
+    """The sweep's results, with a progress bar; the backend is set up only if some cell is not stored yet."""
+    with bar("cells", len(todo), quiet=not err.is_terminal) as progress:
+        try:
+            return run_sweep(fn, todo, store=store, n_jobs=n_jobs, progress=progress,
+                             setup=lambda: joblib_backend(backend, scheduler))
+        except (ImportError, ValueError, ConnectionError, OSError) as exc:
+            inputs.fail(exc)
 
 
 @contextlib.contextmanager

@@ -12,12 +12,13 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-from broker.cli.backends import BACKENDS, joblib_backend
-from broker.cli.console import bar, err, out
+from broker.cli import backends
+from broker.cli.console import err, out
 from broker.cli.files import write_result
 from broker.cloudcluster import plots
 from broker.cloudcluster.simulate import simulate_cluster
 from broker.cloudcluster.sweep import (
+    CELL_NAME,
     CLUSTER_BOOK,
     SETTINGS,
     SpecError,
@@ -28,7 +29,7 @@ from broker.cloudcluster.sweep import (
     terms_of,
     workload_of,
 )
-from broker.sweep import cells, run_sweep
+from broker.sweep import cells
 
 cluster_app = typer.Typer(help="A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6).",
                           invoke_without_command=True)
@@ -105,7 +106,7 @@ def cluster_cmd(
 
 @cluster_app.command("sweep")
 def cluster_sweep_cmd(
-    spec: Annotated[Path, typer.Argument(help="TOML grid (see broker/clustersweep.py).")],
+    spec: Annotated[Path, typer.Argument(help="TOML grid (see broker/cloudcluster/sweep.py).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the table and plots.")] = Path("cluster-sweep"),
     backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
     scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address.")] = None,
@@ -115,17 +116,15 @@ def cluster_sweep_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
     """Run a policy grid; write table.csv, pareto.png and (with caps) cap_benefit.png into --out."""
-    if backend not in BACKENDS:
-        raise typer.BadParameter(f"--backend must be one of {', '.join(BACKENDS)}")
+    backends.check(backend, scheduler)
     try:
         data = tomllib.loads(spec.read_text())
         configs = grid(data, source=str(spec))
     except (OSError, tomllib.TOMLDecodeError, SpecError) as e:
         err.print(f"[red]error:[/red] {spec}: {e}" if not isinstance(e, SpecError) else f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
-    todo = cells(configs, name=f"cluster-{data.get('name', spec.stem)}", root_seed=seed, paired=True)
-    with bar("cells", len(todo), quiet=not err.is_terminal) as progress, joblib_backend(backend, scheduler):
-        results = run_sweep(cluster_cell, todo, store=store, n_jobs=n_jobs, progress=progress)
+    todo = cells(configs, name=f"{CELL_NAME}-{data.get('name', spec.stem)}", root_seed=seed, paired=True)
+    results = backends.sweep(cluster_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     table = sweep_table(configs, results)
     out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "table.csv", index=False)

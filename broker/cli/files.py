@@ -1,6 +1,6 @@
 """The CLI's files: run results written to disk (``--out``), and the planner's input and output files read.
 
-With the other CLI modules, the only place in ``broker/`` that touches files.
+With the other CLI modules (and the sweep store), the only place in ``broker/`` that writes files.
 
 Read the reservation planner's inputs and outputs: demand series and reservation plans.
 
@@ -32,14 +32,16 @@ def write_result(result: Result[Any], out: Path, *, fmt: TableFormat = "parquet"
                  frames: dict[str, pd.DataFrame] | None = None) -> list[Path]:
     """Write ``jobs.<fmt>``, ``instances.<fmt>`` (and any other ``frames``) and ``summary.json`` into ``out``.
 
-    ``summary`` is what ``summary.json`` holds (default: the result's summary); returns the paths.
+    ``summary`` is what ``summary.json`` holds (default: the result's summary) but for a measured
+    ``wall_s``, so the same run writes the same file; returns the paths.
     """
     out.mkdir(parents=True, exist_ok=True)
     tables = {"jobs": result.jobs, "instances": result.instances, **(frames or {})}
     paths = [_write(frame, out / f"{name}.{fmt}", fmt) for name, frame in tables.items()]
     path = out / "summary.json"
-    path.write_text(json.dumps(summary if summary is not None else result.summary.to_dict(), indent=2,
-                               sort_keys=True, default=str) + "\n")
+    content = {k: v for k, v in (summary if summary is not None else result.summary.to_dict()).items()
+               if k != "wall_s"}
+    path.write_text(json.dumps(content, indent=2, sort_keys=True, default=str) + "\n")
     return [*paths, path]
 
 

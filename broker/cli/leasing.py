@@ -12,15 +12,13 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from broker.cli import inputs
-from broker.cli.backends import BACKENDS, joblib_backend
-from broker.cli.console import bar, err, out
+from broker.cli import backends, inputs
+from broker.cli.console import out
 from broker.cli.files import write_result
 from broker.hybrid import plots
 from broker.hybrid.metrics import Balance, LeasingResult, balance, cumulative_balance
-from broker.hybrid.policies import LEASING_POLICIES, LeasingPolicy, run_constant, run_leasing
+from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
 from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
-from broker.sweep import run_sweep
 from heuristics.backfill import Discipline
 from workloads.rigid import RigidJobs, rigid_view
 
@@ -51,9 +49,13 @@ def leasing_cmd(
         raise typer.BadParameter("--trace is required")
     if discipline not in ("easy", "conservative"):
         raise typer.BadParameter("--discipline must be easy or conservative")
+    name, params = _policy(policy, seed, epsilon_k)
     swf = inputs.trace(trace, lenient)
     m = _nodes(swf, nodes)
-    leasing = _policy(policy, m, seed, epsilon_k)
+    try:
+        leasing = LEASING_POLICIES.get(name)(m, **params)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
     jobs, report = rigid_view(swf.frame, nodes=m)
     mode: Discipline = "easy" if discipline == "easy" else "conservative"
     started = time.perf_counter()
@@ -81,8 +83,8 @@ def _nodes(swf: Any, nodes: int | None) -> int:
     return int(m)
 
 
-def _policy(text: str, m: int, seed: int, k: int) -> LeasingPolicy:
-    """``constant:V``, ``random``, ``qlearning`` or ``egreedy`` (a name of ``LEASING_POLICIES``)."""
+def _policy(text: str, seed: int, k: int) -> tuple[str, dict[str, Any]]:
+    """``constant:V``, ``random``, ``qlearning`` or ``egreedy``: a name of ``LEASING_POLICIES`` and its parameters."""
     name, _, value = text.partition(":")
     if name == "constant":
         try:
@@ -91,16 +93,10 @@ def _policy(text: str, m: int, seed: int, k: int) -> LeasingPolicy:
             raise typer.BadParameter(f"--policy {text!r}: V must be an integer, e.g. constant:31") from None
         if cap < 0:
             raise typer.BadParameter("--policy constant:V needs V >= 0")
-        return LEASING_POLICIES.get("constant")(m, v=float(cap))
+        return name, {"v": float(cap)}
     if value or name not in LEASING_POLICIES:
         raise typer.BadParameter("--policy must be constant:V, random, qlearning or egreedy")
-    params: dict[str, Any] = {"seed": seed} if name in ("random", "egreedy") else {}
-    if name == "egreedy":
-        params["k"] = k
-    try:
-        return LEASING_POLICIES.get(name)(m, **params)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    return name, {"seed": seed, **({"k": k} if name == "egreedy" else {})}
 
 
 def _print_run(payload: dict[str, Any], title: str) -> None:
@@ -151,8 +147,7 @@ def leasing_sweep_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Every constant V and repeated random-V runs through the sweep runner (resumable with --store)."""
-    if backend not in BACKENDS:
-        raise typer.BadParameter(f"--backend must be one of {', '.join(BACKENDS)}")
+    backends.check(backend, scheduler)
     swf = inputs.trace(trace)
     m = _nodes(swf, nodes)
     first, _, last = v.partition(":")
@@ -165,9 +160,8 @@ def leasing_sweep_cmd(
     ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
                                      random_runs=random_runs, root_seed=seed)
     todo = [*ref, *const, *rand]
-    with bar("cells", len(todo), quiet=not err.is_terminal) as progress, joblib_backend(backend, scheduler):
-        results = run_sweep(sweep_cell, todo, store=store, n_jobs=n_jobs, progress=progress)
-    by_cap = {int(c.config["cap"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
+    results = backends.sweep(sweep_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
+    by_cap = {int(c.config["params"]["v"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
     summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values}, results[1 + len(const):])
     payload = {"trace": trace, "nodes": m, "cells": len(todo), "backend": backend, **summary.to_dict()}
     if plot is not None:

@@ -125,25 +125,19 @@ class NextHour:
 
 # -- P3: keep-alive and the release rules --------------------------------------------------------------
 
-def _probability(p: float) -> float:
-    if not 0 <= p <= 1:
-        raise ValueError(f"keep-alive probability must be in [0, 1], got {p}")
-    return p
+class _KeepAliveRule:
+    """What the keep-alive rules share: a probability ``p`` in [0, 1], and one draw per decision."""
 
-
-@dataclass(frozen=True, slots=True)
-class FixedKeepAlive:
-    """P3 Fixed: keep with probability ``p``."""
-
+    __slots__ = ()
     p: float
-    window: ClassVar[float | None] = None
 
     def __post_init__(self) -> None:
-        _probability(self.p)
+        if not 0 <= self.p <= 1:
+            raise ValueError(f"keep-alive probability must be in [0, 1], got {self.p}")
 
     def probability(self, t: float, view: ClusterView) -> float:
-        """``p``."""
-        return self.p
+        """The probability of keeping the instance at ``t``."""
+        raise NotImplementedError
 
     def keep(self, t: float, view: ClusterView, rng: np.random.Generator) -> bool:
         """Keep the instance another period? One draw of ``rng``."""
@@ -151,44 +145,45 @@ class FixedKeepAlive:
 
 
 @dataclass(frozen=True, slots=True)
-class IdleKeepAlive:
-    """P3 Idle: keep with probability ``(1 - idle / hired) p``."""
+class FixedKeepAlive(_KeepAliveRule):
+    """P3 Fixed: keep with probability ``p``."""
 
     p: float
     window: ClassVar[float | None] = None
 
-    def __post_init__(self) -> None:
-        _probability(self.p)
+    def probability(self, t: float, view: ClusterView) -> float:
+        """``p``."""
+        return self.p
+
+
+@dataclass(frozen=True, slots=True)
+class IdleKeepAlive(_KeepAliveRule):
+    """P3 Idle: keep with probability ``(1 - idle / hired) p``."""
+
+    p: float
+    window: ClassVar[float | None] = None
 
     def probability(self, t: float, view: ClusterView) -> float:
         """``(1 - i/t) p``; 0 with no instance hired."""
         hired = view.hired
         return (1.0 - view.idle / hired) * self.p if hired else 0.0
 
-    def keep(self, t: float, view: ClusterView, rng: np.random.Generator) -> bool:
-        """Keep the instance another period? One draw of ``rng``."""
-        return bool(rng.random() < self.probability(t, view))
-
 
 @dataclass(frozen=True, slots=True)
-class LoadKeepAlive:
+class LoadKeepAlive(_KeepAliveRule):
     """P3 Load: keep with probability ``p x`` active over hired instance-time in the last ``window`` seconds."""
 
     p: float
     window: float = 3600.0
 
     def __post_init__(self) -> None:
-        _probability(self.p)
+        _KeepAliveRule.__post_init__(self)
         if not self.window > 0:
             raise ValueError(f"keep-alive load window must be > 0 s, got {self.window}")
 
     def probability(self, t: float, view: ClusterView) -> float:
         """``load x p``."""
         return view.load(t, self.window) * self.p
-
-    def keep(self, t: float, view: ClusterView, rng: np.random.Generator) -> bool:
-        """Keep the instance another period? One draw of ``rng``."""
-        return bool(rng.random() < self.probability(t, view))
 
 
 KeepAlive = FixedKeepAlive | IdleKeepAlive | LoadKeepAlive

@@ -58,6 +58,9 @@ from workloads.volumes import read_volumes, with_volumes
 SETTINGS = ("cap", "merge", "keepalive", "idle_timeout_min", "delay_min", "burst_ratio", "wait_next_hour_min",
             "charging", "boot_s")
 CLUSTER_BOOK = "ec2-2013-cluster"
+#: The version of the cells' meaning (part of every cell's key, with the spec's name): bump it when a
+#: cell computes something else (v2: the summary names ``overhead_mean_s``, ``wait_mean_s``, ...).
+CELL_NAME = "cluster-v2"
 
 
 class SpecError(ValueError):

@@ -13,8 +13,9 @@ from typing import Protocol
 
 import numpy as np
 
-from broker.cloudcluster.policies import ClusterPolicy, IdleTimeout
+from broker.cloudcluster.policies import ClusterPolicy
 from broker.cloudcluster.terms import CloudTerms
+from broker.pricing.billing import BOUNDARY_TOLERANCE
 from broker.sim.ledger import Ledger
 from broker.sim.validate import EPS, InvariantError, check_conservation
 from workloads.htc import HtcJobs
@@ -72,7 +73,7 @@ class ClusterValidator:
         if not t >= w.ready[inst] - EPS:
             raise InvariantError(f"instance {inst} released at {t} before it booted ({w.ready[inst]})")
         periods = (t - w.anchor[inst]) / w.terms.btu
-        if not isinstance(w.policy.release, IdleTimeout) and abs(periods - round(periods)) > 1e-9 * max(1, periods):
+        if w.policy.release.idle_timeout() is None and abs(periods - round(periods)) > 1e-9 * max(1, periods):
             raise InvariantError(f"instance {inst} released at {t}, {periods:.6f} periods after its anchor "
                                  f"{w.anchor[inst]}: not at the end of a paid period")
 
@@ -92,7 +93,8 @@ class ClusterValidator:
                                  f"{ready[i]}")
         if not all(w.released) or len(w.ledger) != len(w.pool) or w.alive != 0:
             raise InvariantError(f"{len(w.pool) - len(w.ledger)} instance(s) never released")
+        slack = max(EPS, BOUNDARY_TOLERANCE * w.terms.btu)  # a release this close after a boundary is on it
         for r in w.ledger.records:
-            if r.anchor + r.units * w.terms.btu < r.released_at - EPS or r.anchor > r.hired_at + EPS:
+            if r.anchor + r.units * w.terms.btu < r.released_at - slack or r.anchor > r.hired_at + EPS:
                 raise InvariantError(f"instance {r.instance_id}: billed from {r.anchor} for {r.units} period(s) does "
                                      f"not cover its lease [{r.hired_at}, {r.released_at}]")

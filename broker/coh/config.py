@@ -119,9 +119,9 @@ class IppConfig:
         if self.solver not in list_solvers():
             raise ValueError(f"unknown solver {self.solver!r}; known: {', '.join(list_solvers())}")
         _finite("time_limit", self.time_limit, low=0, strict=True)
-        if self.threads < 1 or self.max_jobs < 1 or (self.max_vms is not None and self.max_vms < 1):
-            raise ValueError(f"the IPP needs threads, max_jobs and max_vms >= 1, got {self.threads}, {self.max_jobs}, "
-                             f"{self.max_vms}")
+        if self.threads < 1 or self.max_jobs < 0 or (self.max_vms is not None and self.max_vms < 1):
+            raise ValueError(f"the IPP needs threads >= 1, max_jobs >= 0 and max_vms >= 1, got {self.threads}, "
+                             f"{self.max_jobs}, {self.max_vms}")
         if self.symmetry not in get_args(Symmetry):
             raise ValueError(f"symmetry must be one of {', '.join(get_args(Symmetry))}, got {self.symmetry!r}")
 
@@ -176,7 +176,7 @@ class SimulationConfig:
             other = sorted({o for _, o in self.reservations.counts} - {HEAVY})
             if other:
                 raise ValueError(f"{self.coh.policy} uses heavy reservations only; the plan also has {other} "
-                                 f"(plan with heavy reservations only, or use coh-r)")
+                                 f"(make it with plan-reservations --options reserved-heavy, or use coh-r)")
         if spec.needs_ipp and self.ipp is None:
             raise ValueError(f"policy {self.coh.policy!r} needs the integer program: give ipp=IppConfig('cbc' or "
                              f"'cpsat')")

@@ -1,7 +1,7 @@
 """The integer program as a CoH portfolio member (paper §3.1-3.2).
 
-:func:`make_instance` turns a tick's batch and fleet into an :class:`~solvers.ipp.IppInstance`:
-billing units computed exactly as :func:`broker.objective.plan_cost` computes them, so the IPP's
+:func:`make_instance` turns a tick's batch and fleet into an :class:`~broker.coh.ipp.IppInstance`:
+billing units computed exactly as :func:`broker.coh.objective.plan_cost` computes them, so the IPP's
 objective and the heuristics' scores agree on every plan. Candidate running VMs are those with
 room for the smallest job; identical ones (same free capacity, price, units) are kept at most M
 times, and ``max_vms`` keeps the cheapest-to-use ones.
@@ -9,7 +9,7 @@ times, and ``max_vms`` keeps the cheapest-to-use ones.
 :class:`IppMember` solves one- and two-job instances exactly (:mod:`broker.coh.exact`) and larger
 ones, up to ``max_jobs``, with a time- or work-limited solver, warm-started from the best
 heuristic plan. When that plan already costs the instance's lower bound
-(:meth:`~solvers.ipp.IppInstance.lower_bound`) it is optimal and no solver is called: the member
+(:meth:`~broker.coh.ipp.IppInstance.lower_bound`) it is optimal and no solver is called: the member
 returns ``None`` and records the tick as OPTIMAL ("bound"). It also returns ``None`` when the
 solver finds no plan: the heuristics are the safety net.
 """
@@ -37,7 +37,7 @@ def _units(end: np.ndarray, anchor: np.ndarray | float, btu: float) -> np.ndarra
 
 def make_instance(batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarray, *,
                   max_vms: int | None = None, paid: bool = False, keep: np.ndarray | None = None) -> IppInstance:
-    """The IPP of one tick (units consistent with :func:`broker.objective.plan_cost`, same ``paid``)."""
+    """The IPP of one tick (units consistent with :func:`broker.coh.objective.plan_cost`, same ``paid``)."""
     now, btu = fleet.now, billing.btu
     slots = np.flatnonzero(fleet.free >= batch.r.min()) if len(batch) else np.empty(0, np.int64)
     start = np.maximum(batch.arrival[None, :], np.maximum(now, fleet.ready_at[slots])[:, None])

@@ -92,7 +92,7 @@ class Pool:
         """Lease a VM of ``vm_type`` now; returns its slot.
 
         It boots for ``boot_time`` s unless ``booted``; it is billed ``rate`` $ per unit (the type's
-        on-demand price by default) under billing ``option`` (a code of :data:`broker.reservations.OPTIONS`).
+        on-demand price by default) under billing ``option`` (a code of :data:`broker.pricing.reservations.OPTIONS`).
         """
         if self._spare:
             slot = heapq.heappop(self._spare)

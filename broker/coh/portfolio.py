@@ -3,12 +3,12 @@
 Each tick the policy takes the jobs arriving within its look-ahead (the paper's perfect predictor;
 at least the boot time plus one tick, so that a VM started for a job is ready when it arrives and
 jobs wait zero), lets every member of the portfolio plan them, scores each plan with the IPP
-objective (:func:`broker.objective.plan_cost`) and applies the cheapest (ties: the member listed
+objective (:func:`broker.coh.objective.plan_cost`) and applies the cheapest (ties: the member listed
 first). Idle VMs are released at their billing deadline, ``m`` seconds before the unit rolls over.
 
 A member is anything with a ``name`` and a ``plan(batch, fleet, rng)`` returning a
 :class:`~heuristics.fleet.Plan`: the 66 heuristics. The integer program
-(:class:`broker.ipp_member.IppMember`) runs after them, warm-started from the best heuristic plan,
+(:class:`broker.coh.ipp_member.IppMember`) runs after them, warm-started from the best heuristic plan,
 when the batch has fewer than its ``max_jobs`` jobs; on a tie the heuristic's plan is kept. Every
 candidate is scored by the same evaluator, never by the solver's own objective value.
 """

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from broker.coh.pool import Pool
-from broker.pricing.billing import Billing
+from broker.pricing.billing import BOUNDARY_TOLERANCE, Billing
 from broker.pricing.book import HEAVY
 from broker.pricing.reservations import ReservedCapacity
 from broker.sim.ledger import InstanceRecord
@@ -52,15 +52,15 @@ class FleetState(Protocol):
 
 
 class Validator:
-    """Checks the invariants of one engine (see the module docstring)."""
+    """Checks the invariants of one CoH world (see the module docstring)."""
 
-    def __init__(self, engine: FleetState) -> None:
-        self.engine = engine
+    def __init__(self, world: FleetState) -> None:
+        self.world = world
         self._checked = 0
 
     def at_tick(self, now: float) -> None:
         """Checks after a decision tick at ``now``."""
-        e = self.engine
+        e = self.world
         placed = np.flatnonzero(e.job_slot >= 0)
         check_conservation(now, submitted=e.handed, done=e.departed, running=len(placed) - e.departed,
                            queued=e.waiting)
@@ -89,7 +89,7 @@ class Validator:
                                  f"before it finished booting at {pool.ready_at[e.job_slot[i]]}")
 
     def _check_reservations(self, now: float) -> None:
-        e = self.engine
+        e = self.world
         pool = e.pool
         alive = pool.alive
         held = np.zeros_like(e.reservations.limit)
@@ -100,7 +100,7 @@ class Validator:
                                  f"{e.reservations.limit.tolist()} / booked in use {e.reservations.in_use.tolist()}")
 
     def _check_new_starts(self, placed: np.ndarray, now: float) -> None:
-        e = self.engine
+        e = self.world
         if len(placed) < self._checked:
             raise InvariantError(f"t={now}: a placed job lost its VM")
         self._checked = len(placed)
@@ -114,9 +114,10 @@ class Validator:
 
     def at_release(self, record: InstanceRecord) -> None:
         """Checks for a VM just released: billed time >= leased time >= the life of its jobs."""
-        e = self.engine
+        e = self.world
         billed_until = record.anchor + record.units * e.billing.btu
-        if record.anchor > record.hired_at + EPS or billed_until < record.released_at - EPS:
+        slack = max(EPS, BOUNDARY_TOLERANCE * e.billing.btu)  # a release this close after a boundary is on it
+        if record.anchor > record.hired_at + EPS or billed_until < record.released_at - slack:
             raise InvariantError(f"VM {record.instance_id}: billed [{record.anchor}, {billed_until}] does not cover "
                                  f"its lease [{record.hired_at}, {record.released_at}]")
         if record.option == HEAVY and not e.departed == len(e.jobs):
@@ -132,7 +133,7 @@ class Validator:
 
     def at_end(self) -> None:
         """Every job placed and departed; every VM released; ledger consistent."""
-        e = self.engine
+        e = self.world
         missing = np.flatnonzero(e.job_slot < 0)
         if len(missing):
             raise InvariantError(f"{len(missing)} job(s) never placed, e.g. job {e.jobs.job_id[missing[0]]}")

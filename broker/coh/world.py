@@ -177,7 +177,9 @@ class CohWorld:
             setattr(twin, name, getattr(self, name).copy())
         twin._waiting = list(self._waiting)
         twin._handlers = (twin._depart, twin._tick, twin._deadline)
-        twin._validator = Validator(twin) if self._validator is not None else None
+        if self._validator is not None:
+            twin._validator = Validator(twin)
+            twin._validator._checked = self._validator._checked
         return twin
 
     def record(self, policy_stats: dict) -> RunRecord:

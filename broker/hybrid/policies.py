@@ -143,7 +143,8 @@ def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float =
     if site._validator is not None:
         site._validator.at_end()
     steps = pd.DataFrame(rows, columns=["start_s", "cap", "twt_s", "cloud_cpu_s", "simulated"])
-    q = policy.learner.q.copy() if isinstance(policy, QLearning) else None
+    learner = getattr(policy, "learner", None)  # a learning policy's action values, reported with the run
+    q = learner.q.copy() if isinstance(learner, QLearner) else None
     return summarize(site, start, where, steps, policy=policy.name, step_s=step, simulated=simulated, q=q)
 
 

@@ -35,19 +35,14 @@ def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """One leasing run as a sweep cell (:mod:`broker.sweep`): a pure function of config and seed.
 
     ``config``: ``trace`` (path or registry name), ``nodes``, ``policy`` (a name of
-    :data:`~broker.hybrid.policies.LEASING_POLICIES`) and, for "constant", ``cap`` (a number or "inf");
-    for "egreedy", ``k``; ``step`` (s, a day by default). Returns ``twt_s``, ``cloud_cpu_s``,
-    ``simulated`` (site runs) and ``cap_mean``.
+    :data:`~broker.hybrid.policies.LEASING_POLICIES`), its ``params`` (``"inf"`` for an infinite
+    number, as JSON has none: ``{"v": "inf"}``) and ``step`` (s, a day by default); the seed goes
+    to the policy. Returns ``twt_s``, ``cloud_cpu_s``, ``simulated`` (site runs) and ``cap_mean``.
     """
     m = int(config["nodes"])
     jobs = rigid_trace(str(config["trace"]), m)
-    name = str(config["policy"])
-    params: dict[str, Any] = {"seed": seed}
-    if name == "constant":
-        params = {"v": math.inf if config.get("cap") == "inf" else float(config.get("cap", 0))}
-    elif name == "egreedy":
-        params["k"] = int(config.get("k", 3))
-    policy = LEASING_POLICIES.get(name)(m, **params)
+    params = {k: math.inf if v == "inf" else v for k, v in config.get("params", {}).items()}
+    policy = LEASING_POLICIES.get(str(config["policy"]))(m, seed=seed, **params)
     run = run_leasing(jobs, m, policy, step=float(config.get("step", DAY)))
     s = run.summary
     return {"twt_s": s.twt_s, "cloud_cpu_s": s.cloud_cpu_s, "simulated": s.clones_simulated,
@@ -75,8 +70,9 @@ def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_run
                   root_seed: int = 1) -> tuple[list[Cell], list[Cell], list[Cell]]:
     """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
     base = {"trace": trace, "nodes": nodes}
-    ref = cells([{**base, "policy": "constant", "cap": "inf"}], name=CELL_NAME, root_seed=root_seed)
-    const = cells([{**base, "policy": "constant", "cap": v} for v in v_values], name=CELL_NAME, root_seed=root_seed)
+    ref = cells([{**base, "policy": "constant", "params": {"v": "inf"}}], name=CELL_NAME, root_seed=root_seed)
+    const = cells([{**base, "policy": "constant", "params": {"v": v}} for v in v_values], name=CELL_NAME,
+                  root_seed=root_seed)
     rand = cells([{**base, "policy": "random"}], name=CELL_NAME, root_seed=root_seed + 1, repeats=random_runs)
     return ref, const, rand
 

@@ -15,9 +15,10 @@ Choices where the paper is silent (documented in ``docs/design.md`` and tested):
   batch at that instant, with its own pass.)
 - A pass is EASY, then transfers, repeated while a transfer removed the queue head: the new head
   may start locally at once, or get its own reservation that other jobs can backfill around.
-- A pausable state machine driven step by step: :meth:`HybridWorld.run` sets the cap ``V`` for the
-  step with a pass at its first instant (a raised cap can take waiting jobs at once; a lowered cap
-  never stops jobs already in the cloud) and advances to the step's end, a pass there included.
+- A state machine driven step by step, paused at the end of each step (the driver's ``until``):
+  :meth:`HybridWorld.run` sets the cap ``V`` for the step with a pass at its first instant (a raised
+  cap can take waiting jobs at once; a lowered cap never stops jobs already in the cloud) and
+  advances to the step's end, a pass there included; :meth:`HybridWorld.copy` clones it there.
 - A job's width is its allocated processors (requested when unknown), :mod:`workloads.rigid`.
 
 Both measures are integrals over time, so they split exactly over evaluation steps: the wait is
@@ -99,6 +100,7 @@ class HybridWorld:
         """A copy for evaluating a cap: an empty start log, the peak and ``need`` measured from now."""
         twin = self.copy()
         twin.log, twin.peak_cloud, twin.need, twin.track_need = [], twin.cloud_used, math.inf, True
+        twin.recorder = Recorder()  # a clone's progress is not the run's
         return twin
 
     def finished(self) -> bool:
@@ -116,7 +118,7 @@ class HybridWorld:
         if batches is not None:
             batches.append((self.now, self.cloud_used))
         self._batches = batches
-        self.kernel.run(self._handlers, until)
+        self.kernel.run(self._handlers, until, self._settle)
         self._batches = None
         if until < math.inf:
             self._advance(until)
@@ -149,10 +151,6 @@ class HybridWorld:
         ended = self.ended = self.ended + 1
         if ended % self._every == 0 or ended == len(self._nodes):
             self.recorder.progress(ended, len(self._nodes))
-        if self.kernel.peek() > t:  # the instant's last event: its pass
-            self._pass()
-            if self._batches is not None:
-                self._batches.append((t, self.cloud_used))
 
     def _on_submit(self, t: float, job: int) -> None:
         dt = t - self.now
@@ -164,10 +162,12 @@ class HybridWorld:
         self.next_job = nxt = job + 1
         if nxt < len(self._submit):
             self.kernel.schedule(self._submit[nxt], SUBMIT, nxt)
-        if self.kernel.peek() > t:  # the instant's last event: its pass
-            self._pass()
-            if self._batches is not None:
-                self._batches.append((t, self.cloud_used))
+
+    def _settle(self, t: float) -> None:
+        """The instant's last event is handled: its scheduling pass."""
+        self._pass()
+        if self._batches is not None:
+            self._batches.append((t, self.cloud_used))
 
     def _pass(self) -> None:
         """EASY, then transfers, again while a transfer took the queue head."""

@@ -3,7 +3,7 @@
 A price book is data: instance types (name, capacity in capacity units) and billing offers per
 type (on-demand and reserved options with an hourly price in $/h and an upfront price in $) and,
 optionally, per-month tiered egress prices (``[[egress]]`` rows, :mod:`broker.pricing.egress`).
-The engine works with :class:`Catalog`, the on-demand view of a price book as arrays, with the
+The CoH world works with :class:`Catalog`, the on-demand view of a price book as arrays, with the
 VM types ordered as in the book.
 """
 
@@ -128,7 +128,7 @@ class PriceBook:
         return tuple(o for o in self.offers if o.option != ON_DEMAND and o.term_years == term_years)
 
     def catalog(self) -> Catalog:
-        """The on-demand catalog the engine and heuristics use."""
+        """The on-demand catalog the CoH world and the heuristics use."""
         hourly = [self.offer(t.name, ON_DEMAND) for t in self.types]
         return Catalog(
             names=tuple(t.name for t in self.types),

@@ -54,7 +54,7 @@ class Kernel:
 
     def schedule(self, t: float, kind: int, payload: Any = None) -> int:
         """Schedule an event of ``kind`` at time ``t`` (not before :attr:`now`); returns its id for :meth:`cancel`."""
-        if t < self.now:
+        if not t >= self.now:  # NaN too
             raise ValueError(f"cannot schedule an event at {t} before the current time {self.now}")
         seq = self._seq
         self._seq = seq + 1
@@ -62,7 +62,10 @@ class Kernel:
         return seq
 
     def cancel(self, event: int) -> None:
-        """Cancel a pending event (its handler will not be called; it still counts in :attr:`popped`)."""
+        """Cancel a pending event (its handler will not be called; it still counts in :attr:`popped`).
+
+        ``event`` must be pending: the id of an event already handled would be kept until the run ends.
+        """
         self._cancelled.add(event)
 
     def peek(self) -> float:
@@ -75,24 +78,35 @@ class Kernel:
             self.popped += 1
         return heap[0][0] if heap else math.inf
 
-    def run(self, handlers: Sequence[Handler], until: float = math.inf) -> bool:
+    def run(self, handlers: Sequence[Handler], until: float = math.inf,
+            settle: Callable[[float], None] | None = None) -> bool:
         """Handle events in order until none is left, the next lies after ``until``, or a handler pauses.
 
-        Returns ``True`` when a handler paused the run (call again to resume). Otherwise the clock
-        stands at ``until`` (or at the last event when ``until`` is infinite) and ``False`` is returned.
+        ``settle(t)``, when given, is called once the last event of the instant ``t`` is handled (an
+        event it schedules at ``t`` opens a new batch of that instant, settled in turn). Returns
+        ``True`` when a handler paused the run (call again to resume). Otherwise the clock stands at
+        ``until`` (or at the last event when ``until`` is infinite) and ``False`` is returned.
         """
+        if until < self.now:
+            raise ValueError(f"cannot run until {until}, before the current time {self.now}")
         heap, pop, cancelled = self._heap, heapq.heappop, self._cancelled
         popped = 0
         try:
             while heap and heap[0][0] <= until:
                 t, kind, seq, payload = pop(heap)
-                self.now = t
                 popped += 1
                 if cancelled and seq in cancelled:
                     cancelled.discard(seq)
                     continue
+                self.now = t
                 if handlers[kind](t, payload):
                     return True
+                if settle is not None:
+                    while cancelled and heap and heap[0][0] == t and heap[0][2] in cancelled:  # hides nothing
+                        cancelled.discard(pop(heap)[2])
+                        popped += 1
+                    if not heap or heap[0][0] > t:
+                        settle(t)
         finally:
             self.popped += popped
         if until < math.inf:

@@ -1,6 +1,6 @@
-"""Observation of a run: a recorder object is passed in, the engine and policies report to it.
+"""Observation of a run: a recorder object is passed in, the world and its policies report to it.
 
-The engine reports progress; policies report per-tick records under a *kind* (for example
+The world reports progress (jobs done); policies report per-tick records under a *kind* (for example
 ``"portfolio"``). :class:`Recorder` ignores everything (the default); :class:`MemoryRecorder`
 keeps records in lists and turns them into DataFrames. A progress callback, when given, is called
 every ``every`` jobs completed.

@@ -3,8 +3,9 @@
 The same names mean the same things in every world: ``cost`` is always money ($), CPU-seconds are
 ``cloud_cpu_s``, times end in ``_s`` (seconds) and are on the trace's clock, ``submit`` / ``start``
 / ``end`` / ``wait`` are a job's times and ``instance_id`` the instance it ran on (-1: none, e.g. a
-job that ran on the local cluster). The per-instance table starts with the ledger's columns
-(:data:`broker.sim.ledger.COLUMNS`). The CLI writes any result the same way (``--json``, ``--out``).
+job that ran on the local cluster). The per-instance table of a world that rents instances starts
+with the ledger's columns (:data:`broker.sim.ledger.COLUMNS`); the hybrid site's are its cloud
+leases. The CLI writes any result the same way (``--json``, ``--out``).
 """
 
 from __future__ import annotations

@@ -140,3 +140,32 @@ def test_ticker_grid_skips_empty_ticks_and_keeps_the_earliest_request() -> None:
 def test_ticker_period_must_be_positive() -> None:
     with pytest.raises(ValueError, match="period"):
         Ticker(Kernel(), 0, 0.0)
+
+
+def test_settle_runs_once_after_the_last_event_of_each_instant() -> None:
+    k, w = Kernel(), Log()
+    settled: list[float] = []
+    for t, kind in [(1.0, 0), (1.0, 2), (1.0, 1), (3.0, 0), (5.0, 1)]:
+        k.schedule(t, kind, t)
+    hidden = k.schedule(3.0, 2, "cancelled")
+    k.cancel(hidden)
+
+    def settle(t: float) -> None:
+        settled.append(t)
+        if t == 1.0 and settled.count(1.0) == 1:
+            k.schedule(1.0, 0, "again")  # opens a second batch at the same instant
+
+    k.run(w.handlers, settle=settle)
+    assert [s[2] for s in w.seen] == [1.0, 1.0, 1.0, "again", 3.0, 5.0]
+    assert settled == [1.0, 1.0, 3.0, 5.0]  # the cancelled event at 3 does not hide the instant's end
+    assert k.popped == 7
+
+
+def test_run_until_before_now_is_refused_and_so_is_a_nan_time() -> None:
+    k = Kernel()
+    k.schedule(5.0, 0)
+    k.run([lambda t, p: None])
+    with pytest.raises(ValueError, match="before the current time"):
+        k.run([lambda t, p: None], until=4.0)
+    with pytest.raises(ValueError, match="before the current time"):
+        k.schedule(math.nan, 0)
