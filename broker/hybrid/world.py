@@ -29,7 +29,6 @@ time. The world copies cheaply (:meth:`HybridWorld.copy`): Q-learning clones it 
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 
@@ -43,6 +42,7 @@ from workloads.rigid import RigidJobs
 
 LOCAL, CLOUD = 0, 1
 DONE, SUBMIT = 0, 1
+_SILENT = Recorder()  # keeps nothing: the recorder of clones
 
 
 class HybridWorld:
@@ -88,7 +88,8 @@ class HybridWorld:
 
     def copy(self) -> HybridWorld:
         """An independent copy (the job list and the recorder are shared, never changed)."""
-        twin = copy.copy(self)
+        twin = HybridWorld.__new__(HybridWorld)
+        twin.__dict__.update(self.__dict__)
         twin.cluster, twin.kernel, twin.log = self.cluster.copy(), self.kernel.copy(), list(self.log)
         twin._handlers = (twin._on_done, twin._on_submit)
         twin._batches = None
@@ -100,7 +101,7 @@ class HybridWorld:
         """A copy for evaluating a cap: an empty start log, the peak and ``need`` measured from now."""
         twin = self.copy()
         twin.log, twin.peak_cloud, twin.need, twin.track_need = [], twin.cloud_used, math.inf, True
-        twin.recorder = Recorder()  # a clone's progress is not the run's
+        twin.recorder = _SILENT  # a clone's progress is not the run's
         return twin
 
     def finished(self) -> bool:
