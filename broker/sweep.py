@@ -49,6 +49,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
+from workloads.errors import ConfigError
+
 log = logging.getLogger(__name__)
 
 V = TypeVar("V")
@@ -84,7 +86,7 @@ class Cell:
     def __post_init__(self) -> None:
         seed = operator.index(self.seed)
         if seed < 0:
-            raise ValueError(f"seed must be non-negative, got {seed}")
+            raise ConfigError(f"seed must be non-negative, got {seed}")
         try:
             text = _canonical(dict(self.config))
         except (TypeError, ValueError) as e:
@@ -117,7 +119,7 @@ def cells(configs: Iterable[Mapping[str, Any]], *, name: str, root_seed: int, re
     numbers: configurations are compared on the same workloads and draws).
     """
     if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+        raise ConfigError(f"repeats must be at least 1, got {repeats}")
     configs = list(configs)
     if paired:
         seeds = spawn_seeds(root_seed, repeats)
@@ -307,7 +309,7 @@ class Memo(Generic[V]):
 
     def __init__(self, size: int = 4) -> None:
         if size < 1:
-            raise ValueError(f"a memo holds at least one value, got size {size}")
+            raise ConfigError(f"a memo holds at least one value, got size {size}")
         self.size = size
         self._values: OrderedDict[Hashable, V] = OrderedDict()
 

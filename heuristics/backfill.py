@@ -30,6 +30,7 @@ from typing import Literal
 
 import numpy as np
 
+from workloads.errors import ConfigError, InputError
 from workloads.rigid import RigidJobs
 
 Discipline = Literal["easy", "conservative"]
@@ -53,15 +54,15 @@ class Cluster:
 
     def __post_init__(self) -> None:
         if self.m < 1:
-            raise ValueError(f"a cluster needs m >= 1 nodes, got {self.m}")
+            raise ConfigError(f"a cluster needs m >= 1 nodes, got {self.m}")
         if self.discipline not in ("easy", "conservative"):
-            raise ValueError(f"discipline must be 'easy' or 'conservative', got {self.discipline!r}")
+            raise ConfigError(f"discipline must be 'easy' or 'conservative', got {self.discipline!r}")
         self.free = self.m
         self._width, self._est = self.jobs.nodes.tolist(), self.jobs.estimate.tolist()  # plain lists: hot loops
         too_wide = np.flatnonzero(self.jobs.nodes > self.m)
         if len(too_wide):
             i = int(too_wide[0])
-            raise ValueError(f"job {i} asks for {self.jobs.nodes[i]} nodes, the cluster has {self.m}")
+            raise InputError(f"job {i} asks for {self.jobs.nodes[i]} nodes, the cluster has {self.m}")
 
     def copy(self) -> Cluster:
         """An independent copy of the state (the job list is shared, never changed)."""

@@ -16,6 +16,7 @@ import numpy as np
 from heuristics.fleet import Batch, Fleet, Plan
 from heuristics.packing import pack
 from heuristics.rules import JOB_ORDERS, VM_RULES, JobOrder, VmRule
+from workloads.errors import UnknownName
 
 T = TypeVar("T")
 
@@ -39,7 +40,7 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            raise KeyError(f"unknown {self.kind} {name!r}; known: {', '.join(self._items)}") from None
+            raise UnknownName(f"unknown {self.kind} {name!r}; known: {', '.join(self._items)}") from None
 
     def names(self) -> list[str]:
         """Registered names in registration order."""

@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from solvers.model import MipModel
+from workloads.errors import ConfigError, UnknownName
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +76,12 @@ class Limit:
 
     def __post_init__(self) -> None:
         if (self.seconds is None) == (self.work is None):
-            raise ValueError(f"Limit needs exactly one of seconds / work, got seconds={self.seconds} work={self.work}")
+            raise ConfigError(f"Limit needs exactly one of seconds / work, got seconds={self.seconds} work={self.work}")
         value = self.seconds if self.seconds is not None else self.work
         if value is None or not math.isfinite(value) or value <= 0:
-            raise ValueError(f"Limit must be finite and > 0, got {value}")
+            raise ConfigError(f"Limit must be finite and > 0, got {value}")
         if self.threads < 1:
-            raise ValueError(f"Limit threads must be >= 1, got {self.threads}")
+            raise ConfigError(f"Limit threads must be >= 1, got {self.threads}")
         if self.work is not None and self.threads != 1:
             log.warning("deterministic limit: threads=%d replaced by 1", self.threads)
             object.__setattr__(self, "threads", 1)
@@ -266,7 +267,7 @@ def get_solver(name: str, **options: Any) -> Solver:
     try:
         target = _BACKENDS[name]
     except KeyError:
-        raise KeyError(f"unknown solver {name!r}; known solvers: {', '.join(list_solvers())}") from None
+        raise UnknownName(f"unknown solver {name!r}; known solvers: {', '.join(list_solvers())}") from None
     module_name, class_name = target.split(":")
     factory = getattr(importlib.import_module(module_name), class_name)
     solver: Solver = factory(**options)

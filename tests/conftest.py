@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +47,22 @@ def traces_dir() -> Path:
     if not TRACES_DIR.is_dir():
         pytest.fail(f"{TRACES_DIR} is missing: tests need ../shared/traces beside the checkout")
     return TRACES_DIR
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What ``cloudbroker`` did: its exit status, stdout and stderr."""
+
+    code: int
+    out: str
+    err: str
+
+
+def cloudbroker(*args: str) -> CliRun:
+    """Run the ``cloudbroker`` entry point (:func:`broker.cli.main`) in this process, capturing its output."""
+    from broker.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return CliRun(code, out.getvalue(), err.getvalue())

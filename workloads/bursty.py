@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from workloads import schema
+from workloads.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +36,13 @@ class BurstyParams:
 
     def __post_init__(self) -> None:
         if self.users < 1 or self.days <= 0 or self.burst_mean_h <= 0 or self.quiet_mean_h <= 0:
-            raise ValueError("BurstyParams needs users >= 1 and positive days and interval means")
+            raise ConfigError("BurstyParams needs users >= 1 and positive days and interval means")
 
 
 def bursty_workload(scale: float = 1.0, *, seed: int = 0, params: BurstyParams = BurstyParams()) -> pd.DataFrame:
     """An SWF-columned trace of ``round(params.users * scale)`` bursty users (see the module docstring)."""
     if scale <= 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
+        raise ConfigError(f"scale must be > 0, got {scale}")
     n_users = max(1, round(params.users * scale))
     streams = np.random.SeedSequence(seed).spawn(n_users)
     parts = [_user(np.random.default_rng(s), k + 1, params) for k, s in enumerate(streams)]

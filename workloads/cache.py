@@ -21,6 +21,7 @@ from os import PathLike
 from pathlib import Path
 from typing import BinaryIO
 
+from workloads.errors import UnavailableError, UnknownName
 from workloads.registry import TraceEntry, registry
 from workloads.swf import SwfTrace, open_stream, read_swf
 
@@ -36,11 +37,11 @@ _BLOCK_BYTES = 1 << 20
 _USER_AGENT = "cloudbroker (workload trace download)"
 
 
-class TraceDownloadError(RuntimeError):
+class TraceDownloadError(UnavailableError):
     """A trace could not be downloaded, or what was downloaded failed verification."""
 
 
-class UnknownTraceError(LookupError):
+class UnknownTraceError(UnknownName):
     """A name is neither an existing file nor a registered trace."""
 
 

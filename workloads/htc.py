@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from workloads.errors import ConfigError, InputError
 from workloads.jobs import STATUS_CANCELLED, FilterReport, check_rows, filter_rows
 
 Parallel = Literal["one", "expand"]
@@ -55,7 +56,7 @@ class VolumeModel:
 
     def __post_init__(self) -> None:
         if self.mean_in_mb < 0 or self.mean_out_mb < 0 or self.sigma < 0 or self.max_mb <= 0:
-            raise ValueError("VolumeModel needs means >= 0, sigma >= 0 and max_mb > 0")
+            raise ConfigError("VolumeModel needs means >= 0, sigma >= 0 and max_mb > 0")
 
     def draw(self, n: int, *, seed: int | np.random.SeedSequence | None) -> tuple[np.ndarray, np.ndarray]:
         """``(input_bytes, output_bytes)`` for ``n`` jobs."""
@@ -88,7 +89,7 @@ class HtcJobs:
     def __post_init__(self) -> None:
         n = check_rows(self, "submit", ("runtime", "user", "input_bytes", "output_bytes"))
         if n and (np.any(self.runtime < 0) or np.any(self.input_bytes < 0) or np.any(self.output_bytes < 0)):
-            raise ValueError("HtcJobs need non-negative run times and byte counts")
+            raise InputError("HtcJobs need non-negative run times and byte counts")
 
     def __len__(self) -> int:
         return len(self.submit)
@@ -110,7 +111,7 @@ def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "
     jobs are removed; with ``parallel="expand"`` the tasks of one job share its bytes.
     """
     if parallel not in ("one", "expand"):
-        raise ValueError(f"parallel must be 'one' or 'expand', got {parallel!r}")
+        raise ConfigError(f"parallel must be 'one' or 'expand', got {parallel!r}")
     if "input_bytes" in trace.columns and "output_bytes" in trace.columns:
         bytes_in = trace["input_bytes"].to_numpy(dtype=np.float64, na_value=np.nan)
         bytes_out = trace["output_bytes"].to_numpy(dtype=np.float64, na_value=np.nan)

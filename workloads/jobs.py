@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from workloads.errors import InputError
+
 #: SWF status codes (field 11).
 STATUS_FAILED = 0
 STATUS_COMPLETED = 1
@@ -53,7 +55,7 @@ class JobTable:
         n = check_rows(self, "job_id", ("arrival", "runtime", "r", "user"), ordered="arrival",
                        hint="; build tables with JobTable.from_arrays")
         if n and np.any(self.runtime <= 0):
-            raise ValueError("JobTable.runtime must be strictly positive (see workloads.jobs.job_view)")
+            raise InputError("JobTable.runtime must be strictly positive (see workloads.jobs.job_view)")
 
     @classmethod
     def from_arrays(
@@ -135,10 +137,10 @@ def check_rows(table: object, key: str, columns: tuple[str, ...], *, ordered: st
     n = len(getattr(table, key))
     for name in columns:
         if len(getattr(table, name)) != n:
-            raise ValueError(f"{kind}.{name} has {len(getattr(table, name))} rows, expected {n}")
+            raise InputError(f"{kind}.{name} has {len(getattr(table, name))} rows, expected {n}")
     ordered = ordered or key
     if n and np.any(np.diff(getattr(table, ordered)) < 0):
-        raise ValueError(f"{kind}.{ordered} must be sorted{hint}")
+        raise InputError(f"{kind}.{ordered} must be sorted{hint}")
     return n
 
 
@@ -224,7 +226,7 @@ def job_view(
 
     unknown = set(drop_status) - set(STATUS_GROUPS)
     if unknown:
-        raise ValueError(f"drop_status: unknown status group(s) {sorted(unknown)}; use {sorted(STATUS_GROUPS)}")
+        raise InputError(f"drop_status: unknown status group(s) {sorted(unknown)}; use {sorted(STATUS_GROUPS)}")
     r_all = requirements(reqs, len(trace), seed=seed)
     submit = trace["submit_time"]
     run = trace["run_time"]

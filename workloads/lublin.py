@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from workloads import schema
+from workloads.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -107,9 +108,9 @@ class LublinParams:
 
     def __post_init__(self) -> None:
         if not 0 <= self.start_hour < 24:
-            raise ValueError(f"start_hour must be in 0..23, got {self.start_hour}")
+            raise ConfigError(f"start_hour must be in 0..23, got {self.start_hour}")
         if self.n_users < 1 or self.reference_nodes < 1:
-            raise ValueError("n_users and reference_nodes must be >= 1")
+            raise ConfigError("n_users and reference_nodes must be >= 1")
 
     @classmethod
     def typeless(cls) -> LublinParams:
@@ -205,7 +206,7 @@ def _truncated_hyper_gamma(
         out[todo[ok]] = draw[ok]
         todo = todo[~ok]
     if todo.size:
-        raise ValueError(f"gamma parameters put almost no mass below the cut-off {upper}")
+        raise ConfigError(f"gamma parameters put almost no mass below the cut-off {upper}")
     return out
 
 
@@ -312,9 +313,9 @@ def generate_lublin(
         1 batch); all other fields unknown (``pd.NA``).
     """
     if n_jobs < 0:
-        raise ValueError(f"n_jobs must be >= 0, got {n_jobs}")
+        raise ConfigError(f"n_jobs must be >= 0, got {n_jobs}")
     if nodes < 1:
-        raise ValueError(f"nodes must be >= 1, got {nodes}")
+        raise ConfigError(f"nodes must be >= 1, got {nodes}")
     rng = np.random.default_rng(seed)
     submit, kinds = _arrivals(rng, n_jobs, params)
     sizes = _sizes(rng, kinds, params, nodes)

@@ -12,6 +12,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from workloads.errors import UnknownName
+
 DEFAULT_PRICE_BOOK = "ec2-2013"
 
 
@@ -29,6 +31,6 @@ def read_price_book_data(name_or_path: str | Path = DEFAULT_PRICE_BOOK) -> tuple
             return tomllib.load(fh), str(path)
     name = str(name_or_path)
     if name not in bundled_price_books():
-        raise ValueError(f"unknown price book {name!r}: not a .toml file, nor one of {bundled_price_books()}")
+        raise UnknownName(f"unknown price book {name!r}: not a .toml file, nor one of {bundled_price_books()}")
     resource = resources.files("workloads") / "data" / "pricebooks" / f"{name}.toml"
     return tomllib.loads(resource.read_text(encoding="utf-8")), f"{name}.toml"

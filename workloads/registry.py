@@ -16,6 +16,8 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
+from workloads.errors import InputError
+
 #: Package-relative location of the registry file.
 REGISTRY_RESOURCE = ("workloads", "data/traces.toml")
 
@@ -23,7 +25,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _FIELDS = frozenset({"file", "url", "sha256", "jobs", "synthetic"})
 
 
-class RegistryError(ValueError):
+class RegistryError(InputError):
     """The registry file is malformed (the message names the entry and the field)."""
 
 

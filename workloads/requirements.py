@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from workloads.errors import UnknownName
+
 RequirementModel = Callable[[int, np.random.Generator], np.ndarray]
 
 
@@ -47,5 +49,5 @@ def requirements(model: str, n: int, *, seed: int | np.random.SeedSequence | Non
     try:
         draw = MODELS[model]
     except KeyError:
-        raise ValueError(f"unknown requirement model {model!r}; choose from {sorted(MODELS)}") from None
+        raise UnknownName(f"unknown requirement model {model!r}; choose from {sorted(MODELS)}") from None
     return draw(n, np.random.default_rng(seed))

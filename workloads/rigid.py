@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workloads.errors import InputError
 from workloads.jobs import FilterReport, check_rows, filter_rows
 
 
@@ -29,7 +30,7 @@ class RigidJobs:
     def __post_init__(self) -> None:
         n = check_rows(self, "submit", ("runtime", "estimate", "nodes"))
         if n and (np.any(self.nodes < 1) or np.any(self.runtime < 0) or np.any(self.estimate < 0)):
-            raise ValueError("RigidJobs need nodes >= 1 and non-negative run times and estimates")
+            raise InputError("RigidJobs need nodes >= 1 and non-negative run times and estimates")
 
     def __len__(self) -> int:
         return len(self.submit)

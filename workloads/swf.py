@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workloads.errors import InputError
 from workloads.schema import COLUMN_NAMES, INTEGER_COLUMNS, SWF_COLUMNS, from_float_columns
 
 logger = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ _CSV_OPTIONS: dict[str, Any] = {
 }
 
 
-class SwfFormatError(ValueError):
+class SwfFormatError(InputError):
     """A trace file is not valid SWF.
 
     The message names the file, the 1-based line number in the file (header lines counted) and,

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from workloads.errors import InputError
+
 COLUMNS = ("job_id", "input_bytes", "output_bytes")
 
 
-class VolumesFormatError(ValueError):
+class VolumesFormatError(InputError):
     """A volumes file that cannot be read; the message names file, line and field."""
 
 

@@ -1,5 +1,51 @@
-"""The ``cloudbroker`` command line, one module per command (with the sweep store, what in ``broker`` writes files)."""
+"""The ``cloudbroker`` command line, one module per command (with the sweep store, what in ``broker`` writes files).
+
+:func:`main` is the entry point: a refusal (a bad option, a bad input file, something unreachable)
+is one line on stderr, ``error: ...``, and exit status 2; anything else that escapes is a bug, shown
+with its traceback and a request to report it (exit status 1).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import typer
 
 from broker.cli.app import app
+from workloads.errors import CloudbrokerError
 
-__all__ = ["app"]
+__all__ = ["app", "main"]
+
+#: click's base of user-facing errors, as the installed typer bundles it (typer >= 0.20 vendors click).
+ClickException: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+BUG = ("this is a bug in cloudbroker, not a problem with your input: please report it with the command line "
+       "and the traceback above")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``cloudbroker`` with ``argv`` (default: the process's arguments); the exit status."""
+    try:
+        status = app(args=argv, prog_name="cloudbroker", standalone_mode=False)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
+        return 130
+    except ClickException as exc:  # a bad option or argument
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+        return _refuse(getattr(exc, "format_message", exc.__str__)() + where, int(getattr(exc, "exit_code", 2)))
+    except CloudbrokerError as exc:
+        return _refuse(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        traceback.print_exc()
+        print(BUG, file=sys.stderr)
+        return 1
+    return status if isinstance(status, int) else 0
+
+
+def _refuse(message: str, status: int = 2) -> int:
+    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    return status

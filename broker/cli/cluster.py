@@ -12,8 +12,8 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-from broker.cli import backends
-from broker.cli.console import err, out
+from broker.cli import backends, inputs
+from broker.cli.console import out
 from broker.cli.files import write_result
 from broker.cloudcluster import plots
 from broker.cloudcluster.simulate import simulate_cluster
@@ -40,24 +40,29 @@ def cluster_cmd(
     ctx: typer.Context,
     trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. LPC-EGEE-2004-1.2-cln).")] = None,
     synthetic: Annotated[bool, typer.Option(help="Use the bursty multi-user load instead of a trace.")] = False,
-    scale: Annotated[float, typer.Option(help="Load of --synthetic: users x SCALE (the paper's S1-S5).")] = 1.0,
-    limit: Annotated[int | None, typer.Option(help="Replay only the first N jobs.")] = None,
+    scale: Annotated[float, typer.Option(callback=inputs.positive,
+                                         help="Load of --synthetic: users x SCALE (the paper's S1-S5).")] = 1.0,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     volumes: Annotated[Path | None, typer.Option(help="CSV job_id,input_bytes,output_bytes for the trace's jobs "
                                                  "(default: the seeded volume model).")] = None,
     parallel: Annotated[str, typer.Option(help="A trace's parallel jobs: one instance each, or expand into "
                                           "one-instance tasks per processor.")] = "one",
-    cap: Annotated[int | None, typer.Option(help="P1: at most N instances (jobs queue FCFS).")] = None,
+    cap: Annotated[int | None, typer.Option(min=1, help="P1: at most N instances (jobs queue FCFS).")] = None,
     merge: Annotated[bool, typer.Option("--merge/--per-user", help="P2: one pool, or instances per user.")] = True,
     keepalive: Annotated[str | None, typer.Option(help="P3: fixed:P, idle:P or load:P[:WINDOW_S].")] = None,
-    idle_timeout: Annotated[float | None, typer.Option(help="Baseline: release after MIN idle, "
+    idle_timeout: Annotated[float | None, typer.Option(min=0, callback=inputs.finite,
+                                                       help="Baseline: release after MIN idle, "
                                                        "whatever the billing period.")] = None,
-    delay: Annotated[float, typer.Option(help="P4: start an instance once a job waited MIN.")] = 0.0,
-    burst_ratio: Annotated[float | None, typer.Option(help="P5: no delay while more than R x cap jobs wait.")] = None,
-    wait_next_hour: Annotated[float, typer.Option(help="P6: hold jobs arriving within MIN of the hour's end.")] = 0.0,
+    delay: Annotated[float, typer.Option(min=0, callback=inputs.finite,
+                                         help="P4: start an instance once a job waited MIN.")] = 0.0,
+    burst_ratio: Annotated[float | None, typer.Option(min=0, callback=inputs.finite,
+                                                      help="P5: no delay while more than R x cap jobs wait.")] = None,
+    wait_next_hour: Annotated[float, typer.Option(min=0, callback=inputs.below_an_hour,
+                                                  help="P6: hold jobs arriving within MIN of the hour's end.")] = 0.0,
     charging: Annotated[str, typer.Option(help="exact or wall-clock.")] = "exact",
-    boot: Annotated[float, typer.Option(help="Instance boot time (s).")] = 0.0,
+    boot: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite, help="Instance boot time (s).")] = 0.0,
     price_book: Annotated[str, typer.Option(help="Price book (instance price and egress tiers).")] = CLUSTER_BOOK,
-    seed: Annotated[int, typer.Option(help="Seed of the data volumes and keep-alive draws.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the data volumes and keep-alive draws.")] = 0,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs, instances and per-user bill tables "
                                                  "and summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
@@ -81,11 +86,10 @@ def cluster_cmd(
         raise typer.BadParameter("--format must be parquet or csv")
     started = time.perf_counter()
     try:
-        jobs = workload_of(trace, scale if synthetic else None, limit, seed, None if volumes is None else str(volumes),
-                           parallel)
+        jobs = workload_of(trace, scale if synthetic else None, limit_jobs, seed,
+                           None if volumes is None else str(volumes), parallel)
     except (OSError, LookupError, ValueError, RuntimeError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        inputs.fail(e)
     result = simulate_cluster(jobs, policy, terms, seed=seed)
     payload = {"workload": trace or f"synthetic x{scale:g}", "parallel": parallel, **settings,
                **result.summary.to_dict(), "users": len(result.users), "seed": seed,
@@ -111,8 +115,8 @@ def cluster_sweep_cmd(
     backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
     scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address.")] = None,
     store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
-    n_jobs: Annotated[int, typer.Option(help="Workers (loky; -1: all cores).")] = -1,
-    seed: Annotated[int, typer.Option(help="Root seed of the cells' keep-alive draws.")] = 1,
+    n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky; -1: all cores).")] = -1,
+    seed: Annotated[int, typer.Option(min=0, help="Root seed of the cells' keep-alive draws.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
     """Run a policy grid; write table.csv, pareto.png and (with caps) cap_benefit.png into --out."""
@@ -121,8 +125,7 @@ def cluster_sweep_cmd(
         data = tomllib.loads(spec.read_text())
         configs = grid(data, source=str(spec))
     except (OSError, tomllib.TOMLDecodeError, SpecError) as e:
-        err.print(f"[red]error:[/red] {spec}: {e}" if not isinstance(e, SpecError) else f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        inputs.fail(e if isinstance(e, SpecError) else SpecError(f"{spec}: {e}"))
     todo = cells(configs, name=f"{CELL_NAME}-{data.get('name', spec.stem)}", root_seed=seed, paired=True)
     results = backends.sweep(cluster_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     table = sweep_table(configs, results)

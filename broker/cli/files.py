@@ -24,6 +24,7 @@ import pandas as pd
 from broker.planning.demand import Demand
 from broker.pricing.reservations import PlanError, ReservationPlan
 from broker.sim.result import Result
+from workloads.errors import InputError
 
 TableFormat = Literal["parquet", "csv"]
 
@@ -53,7 +54,7 @@ def _write(frame: pd.DataFrame, path: Path, fmt: TableFormat) -> Path:
     return path
 
 
-class DemandFormatError(ValueError):
+class DemandFormatError(InputError):
     """A demand file that cannot be read; the message names file, line and field."""
 
 

@@ -6,6 +6,7 @@ Every failure to read becomes a clear message on stderr and exit status 2 (:func
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,15 +20,45 @@ from broker.cli.files import TableFormat
 from broker.pricing.book import PriceBook, load_price_book
 from broker.sim.recorder import Recorder
 from workloads.cache import load_trace
+from workloads.errors import CloudbrokerError, InputError
 from workloads.jobs import STATUS_GROUPS, FilterReport, JobTable, job_view
 from workloads.lublin import default_workload
 from workloads.requirements import MODELS
 
 
+def finite(value: float | None) -> float | None:
+    """An option callback: refuse NaN and infinities (click's ranges let NaN through)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number, got {value}")
+    return value
+
+
+def positive(value: float | None) -> float | None:
+    """An option callback: a finite number > 0."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a finite number > 0, got {value}")
+    return value
+
+
+def below_an_hour(value: float) -> float:
+    """An option callback for minutes within an hour: finite, in [0, 60)."""
+    if not (math.isfinite(value) and 0 <= value < 60):
+        raise typer.BadParameter(f"must be a number of minutes in [0, 60), got {value}")
+    return value
+
+
+def workers(value: int) -> int:
+    """An option callback for ``--n-jobs``: a positive count, or -1 for every core (-2 all but one, ...)."""
+    if value == 0:
+        raise typer.BadParameter("must be a number of workers >= 1, or negative (-1: every core), not 0")
+    return value
+
+
 def fail(exc: BaseException) -> NoReturn:
-    """Report ``exc`` on stderr and exit with status 2."""
-    err.print(f"[red]error:[/red] {exc}")
-    raise typer.Exit(2) from exc
+    """Refuse: ``exc`` becomes one line on stderr and exit status 2 (:func:`broker.cli.main`)."""
+    if isinstance(exc, CloudbrokerError):
+        raise exc
+    raise InputError(str(exc)) from exc
 
 
 def trace(path_or_name: str, lenient: bool = False) -> Any:

@@ -26,7 +26,8 @@ from workloads.requirements import MODELS
 def plan_reservations_cmd(
     trace: Annotated[str | None, typer.Option(help="Replay this SWF file or registry name for the demand.")] = None,
     demand_file: Annotated[Path | None, typer.Option("--demand", help="Demand CSV (VMs per type, interval).")] = None,
-    synthetic_jobs: Annotated[int, typer.Option(help="Jobs in the generated workload (the default input).")] = 2000,
+    synthetic_jobs: Annotated[int, typer.Option(min=1,
+                                                help="Jobs in the generated workload (the default input).")] = 2000,
     reqs: Annotated[str, typer.Option(help=f"Requirement model: {', '.join(MODELS)}.")] = "heterogeneous",
     term: Annotated[str, typer.Option(help="Reservation term: 1y or 3y.")] = "1y",
     mode: Annotated[str, typer.Option(help="per-type (CoH-R's cover, closed form) or capacity (formula 6, an "
@@ -34,13 +35,15 @@ def plan_reservations_cmd(
     options: Annotated[str, typer.Option(help="Reservation options to consider, comma separated.")] = ",".join(
         RESERVED_OPTIONS),
     solver: Annotated[str, typer.Option(help="Solver of the capacity-mode program: cbc or cpsat.")] = "cbc",
-    growth: Annotated[float, typer.Option(help="Scale the demand by this factor before planning.")] = 1.0,
-    interval: Annotated[float, typer.Option(help="Demand interval (s).")] = 3600.0,
+    growth: Annotated[float, typer.Option(min=0, callback=inputs.finite,
+                                          help="Scale the demand by this factor before planning.")] = 1.0,
+    interval: Annotated[float, typer.Option(min=1, callback=inputs.finite,
+                                            help="Demand interval (s), at least 1.")] = 3600.0,
     heuristics: Annotated[str, typer.Option(help="CoH members of the demand replay.")] = ",".join(PAPER_TRIO),
     replay_solver: Annotated[str | None, typer.Option(help="Add CoH's integer program (cbc or cpsat, deterministic "
                                                            "work limit of 1) to the demand replay.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the workload and the replay.")] = 0,
-    limit_jobs: Annotated[int | None, typer.Option(help="Use only the first N jobs (by arrival).")] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the workload and the replay.")] = 0,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
     save_demand: Annotated[Path | None, typer.Option(help="Write the demand series here (CSV).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,

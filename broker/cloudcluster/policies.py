@@ -33,6 +33,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from heuristics.registry import Registry
+from workloads.errors import ConfigError
 
 
 class ClusterView(Protocol):
@@ -95,9 +96,9 @@ class Delay:
 
     def __post_init__(self) -> None:
         if not self.seconds >= 0:
-            raise ValueError(f"delay must be >= 0 s, got {self.seconds}")
+            raise ConfigError(f"delay must be >= 0 s, got {self.seconds}")
         if self.burst_ratio is not None and not self.burst_ratio >= 0:
-            raise ValueError(f"burst_ratio must be >= 0, got {self.burst_ratio}")
+            raise ConfigError(f"burst_ratio must be >= 0, got {self.burst_ratio}")
 
     def not_before(self, arrival: float, *, waiting: int, cap: float) -> float:
         """``arrival + seconds``, or ``arrival`` in a burst."""
@@ -115,7 +116,7 @@ class NextHour:
 
     def __post_init__(self) -> None:
         if not 0 <= self.seconds < self.hour:
-            raise ValueError(f"wait_next_hour must be in [0, {self.hour}) s, got {self.seconds}")
+            raise ConfigError(f"wait_next_hour must be in [0, {self.hour}) s, got {self.seconds}")
 
     def not_before(self, arrival: float, *, waiting: int, cap: float) -> float:
         """The end of the hour when the job arrived in its last ``seconds``, else ``arrival``."""
@@ -133,7 +134,7 @@ class _KeepAliveRule:
 
     def __post_init__(self) -> None:
         if not 0 <= self.p <= 1:
-            raise ValueError(f"keep-alive probability must be in [0, 1], got {self.p}")
+            raise ConfigError(f"keep-alive probability must be in [0, 1], got {self.p}")
 
     def probability(self, t: float, view: ClusterView) -> float:
         """The probability of keeping the instance at ``t``."""
@@ -179,7 +180,7 @@ class LoadKeepAlive(_KeepAliveRule):
     def __post_init__(self) -> None:
         _KeepAliveRule.__post_init__(self)
         if not self.window > 0:
-            raise ValueError(f"keep-alive load window must be > 0 s, got {self.window}")
+            raise ConfigError(f"keep-alive load window must be > 0 s, got {self.window}")
 
     def probability(self, t: float, view: ClusterView) -> float:
         """``load x p``."""
@@ -196,11 +197,11 @@ def parse_keepalive(text: str) -> KeepAlive:
     parts = text.split(":")
     shapes = {"fixed": (2,), "idle": (2,), "load": (2, 3)}
     if len(parts) not in shapes.get(parts[0], ()):
-        raise ValueError(f"keep-alive {text!r}: expected fixed:P, idle:P or load:P[:WINDOW_S]")
+        raise ConfigError(f"keep-alive {text!r}: expected fixed:P, idle:P or load:P[:WINDOW_S]")
     try:
         numbers = [float(x) for x in parts[1:]]
     except ValueError as e:
-        raise ValueError(f"keep-alive {text!r}: {e}") from e
+        raise ConfigError(f"keep-alive {text!r}: {e}") from e
     return _KEEPALIVE[parts[0]](*numbers)
 
 
@@ -221,7 +222,7 @@ class IdleTimeout:
 
     def __post_init__(self) -> None:
         if not self.seconds >= 0:
-            raise ValueError(f"idle_timeout must be >= 0 s, got {self.seconds}")
+            raise ConfigError(f"idle_timeout must be >= 0 s, got {self.seconds}")
 
     def idle_timeout(self) -> float | None:
         """Seconds idle before the release."""
@@ -249,9 +250,9 @@ class ClusterPolicy:
 
     def __post_init__(self) -> None:
         if self.cap is not None and not self.cap >= 1:
-            raise ValueError(f"cap must be >= 1 instance (or None), got {self.cap}")
+            raise ConfigError(f"cap must be >= 1 instance (or None), got {self.cap}")
         if isinstance(self.release, IdleTimeout) and self.keepalive is not None:
-            raise ValueError("keep-alive (P3) decides at the end of a paid period; the idle-timeout baseline "
+            raise ConfigError("keep-alive (P3) decides at the end of a paid period; the idle-timeout baseline "
                              "ignores periods: choose one")
 
     def not_before(self, arrival: float, *, waiting: int, cap: float) -> float:

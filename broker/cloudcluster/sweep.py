@@ -52,6 +52,7 @@ from broker.pricing.book import load_price_book
 from broker.sweep import Memo
 from workloads.bursty import bursty_workload
 from workloads.cache import load_trace
+from workloads.errors import InputError
 from workloads.htc import HtcJobs, Parallel, htc_view
 from workloads.volumes import read_volumes, with_volumes
 
@@ -63,7 +64,7 @@ CLUSTER_BOOK = "ec2-2013-cluster"
 CELL_NAME = "cluster-v2"
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A sweep spec that cannot be run; the message names the file and the entry."""
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from broker.pricing.billing import Charging
 from broker.pricing.egress import EgressPrices
+from workloads.errors import ConfigError
 
 #: Bandwidths measured by the paper between Newcastle and EC2 US-East (§5), bytes per second.
 UPLOAD_BPS, DOWNLOAD_BPS = 11_811_000.0, 22_925_000.0
@@ -27,6 +28,6 @@ class CloudTerms:
 
     def __post_init__(self) -> None:
         if not (self.hourly >= 0 and 0 <= self.boot <= 3600 and self.btu > 0):
-            raise ValueError("CloudTerms needs hourly >= 0, boot in [0, 3600] s and btu > 0")
+            raise ConfigError("CloudTerms needs hourly >= 0, boot in [0, 3600] s and btu > 0")
         if not (self.upload_bps > 0 and self.download_bps > 0):
-            raise ValueError("bandwidths must be > 0 bytes/s")
+            raise ConfigError("bandwidths must be > 0 bytes/s")

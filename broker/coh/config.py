@@ -24,6 +24,7 @@ from broker.pricing.book import HEAVY
 from broker.pricing.reservations import ReservationPlan
 from heuristics.registry import HEURISTICS, PAPER_TRIO, Registry
 from solvers.base import Limit, list_solvers
+from workloads.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +67,7 @@ COH_POLICIES = _policies()
 def _finite(name: str, value: float, *, low: float, strict: bool, unit: str = "s") -> None:
     ok = math.isfinite(value) and (value > low if strict else value >= low)
     if not ok:
-        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {low:g} {unit}, got {value}")
+        raise ConfigError(f"{name} must be a finite number {'>' if strict else '>='} {low:g} {unit}, got {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,7 @@ class EngineConfig:
         _finite("tick", self.tick, low=0, strict=True)
         _finite("boot_time", self.boot_time, low=0, strict=False)
         if self.charging not in get_args(Charging):
-            raise ValueError(f"charging must be one of {', '.join(get_args(Charging))}, got {self.charging!r}")
+            raise ConfigError(f"charging must be one of {', '.join(get_args(Charging))}, got {self.charging!r}")
         Billing(self.charging, release_margin=self.release_margin)  # checks the margin
 
     def billing(self, origin: int | float = 0) -> Billing:
@@ -117,13 +118,13 @@ class IppConfig:
 
     def __post_init__(self) -> None:
         if self.solver not in list_solvers():
-            raise ValueError(f"unknown solver {self.solver!r}; known: {', '.join(list_solvers())}")
+            raise ConfigError(f"unknown solver {self.solver!r}; known: {', '.join(list_solvers())}")
         _finite("time_limit", self.time_limit, low=0, strict=True)
         if self.threads < 1 or self.max_jobs < 0 or (self.max_vms is not None and self.max_vms < 1):
-            raise ValueError(f"the IPP needs threads >= 1, max_jobs >= 0 and max_vms >= 1, got {self.threads}, "
+            raise ConfigError(f"the IPP needs threads >= 1, max_jobs >= 0 and max_vms >= 1, got {self.threads}, "
                              f"{self.max_jobs}, {self.max_vms}")
         if self.symmetry not in get_args(Symmetry):
-            raise ValueError(f"symmetry must be one of {', '.join(get_args(Symmetry))}, got {self.symmetry!r}")
+            raise ConfigError(f"symmetry must be one of {', '.join(get_args(Symmetry))}, got {self.symmetry!r}")
 
     def limit(self) -> Limit:
         """The solver limit this configuration asks for."""
@@ -151,7 +152,7 @@ class CohConfig:
     def __post_init__(self) -> None:
         COH_POLICIES.get(self.policy)  # names the known ones on a miss
         if not self.heuristics:
-            raise ValueError("a portfolio needs at least one heuristic")
+            raise ConfigError("a portfolio needs at least one heuristic")
         for name in self.heuristics:
             HEURISTICS.get(name)
         if self.lookahead is not None:
@@ -170,18 +171,18 @@ class SimulationConfig:
     def __post_init__(self) -> None:
         spec = COH_POLICIES.get(self.coh.policy)
         if spec.reserved != (self.reservations is not None):
-            raise ValueError(f"policy {self.coh.policy!r}: reservations are "
+            raise ConfigError(f"policy {self.coh.policy!r}: reservations are "
                              f"{'required' if spec.reserved else 'only for coh-r and coh-onetype'}")
         if spec.heavy_only and self.reservations is not None:
             other = sorted({o for _, o in self.reservations.counts} - {HEAVY})
             if other:
-                raise ValueError(f"{self.coh.policy} uses heavy reservations only; the plan also has {other} "
+                raise ConfigError(f"{self.coh.policy} uses heavy reservations only; the plan also has {other} "
                                  f"(make it with plan-reservations --options reserved-heavy, or use coh-r)")
         if spec.needs_ipp and self.ipp is None:
-            raise ValueError(f"policy {self.coh.policy!r} needs the integer program: give ipp=IppConfig('cbc' or "
+            raise ConfigError(f"policy {self.coh.policy!r} needs the integer program: give ipp=IppConfig('cbc' or "
                              f"'cpsat')")
         if self.ipp is not None and not spec.takes_ipp:
-            raise ValueError(f"policy {self.coh.policy!r} is one heuristic: the integer program joins 'coh', 'ipp', "
+            raise ConfigError(f"policy {self.coh.policy!r} is one heuristic: the integer program joins 'coh', 'ipp', "
                              f"'coh-r' or 'coh-onetype'")
 
     @property

@@ -29,6 +29,7 @@ import numpy as np
 
 from broker.hybrid.metrics import balance
 from broker.hybrid.world import HybridWorld
+from workloads.errors import ConfigError
 
 
 @dataclass(slots=True)
@@ -42,9 +43,9 @@ class QLearner:
 
     def __post_init__(self) -> None:
         if self.m < 0:
-            raise ValueError(f"Q-learning needs m >= 0 actions above V = 0, got {self.m}")
+            raise ConfigError(f"Q-learning needs m >= 0 actions above V = 0, got {self.m}")
         if not (0 < self.alpha <= 1 and 0 <= self.gamma < 1):
-            raise ValueError(f"Q-learning needs alpha in (0, 1] and gamma in [0, 1), got {self.alpha}, {self.gamma}")
+            raise ConfigError(f"Q-learning needs alpha in (0, 1] and gamma in [0, 1), got {self.alpha}, {self.gamma}")
         self.q = np.zeros(self.m + 1)
 
     def update(self, rewards: dict[int, float]) -> int:

@@ -31,6 +31,7 @@ from broker.hybrid.world import HybridWorld, record
 from broker.sim.recorder import Recorder
 from heuristics.backfill import Discipline
 from heuristics.registry import Registry
+from workloads.errors import ConfigError
 from workloads.rigid import RigidJobs
 
 DAY = 86400.0
@@ -60,7 +61,7 @@ class Constant:
 
     def __init__(self, v: float) -> None:
         if not v >= 0:
-            raise ValueError(f"a constant cap needs V >= 0 (or inf), got {v}")
+            raise ConfigError(f"a constant cap needs V >= 0 (or inf), got {v}")
         self.v, self.name = float(v), f"constant:{v:g}"
 
     def step(self, site: HybridWorld, until: float) -> Step:
@@ -76,7 +77,7 @@ class RandomCap:
 
     def __init__(self, m: int, *, seed: int | np.random.SeedSequence | None = 0) -> None:
         if m < 0:
-            raise ValueError(f"the random policy needs m >= 0, got {m}")
+            raise ConfigError(f"the random policy needs m >= 0, got {m}")
         self.m, self.rng = m, np.random.default_rng(seed)
 
     def step(self, site: HybridWorld, until: float) -> Step:
@@ -113,7 +114,7 @@ class EpsilonGreedy(QLearning):
     def __init__(self, m: int, *, k: int = 3, seed: int | np.random.SeedSequence | None = 0, alpha: float = 0.1,
                  gamma: float = 0.1, share: bool = True) -> None:
         if k < 1:
-            raise ValueError(f"epsilon-greedy needs k >= 1 random V per step, got {k}")
+            raise ConfigError(f"epsilon-greedy needs k >= 1 random V per step, got {k}")
         super().__init__(m, alpha=alpha, gamma=gamma, share=share)
         self.k, self.rng = k, np.random.default_rng(seed)
 
@@ -128,7 +129,7 @@ def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float =
                 validate: bool = False) -> LeasingResult:
     """Run ``policy`` over the whole trace on an ``m``-node site, in steps of ``step`` seconds."""
     if not step > 0:
-        raise ValueError(f"the policy step must be > 0 s, got {step}")
+        raise ConfigError(f"the policy step must be > 0 s, got {step}")
     site = HybridWorld(jobs, m, discipline, recorder=recorder, validate=validate)
     start, where = record(len(jobs), [])
     rows: list[tuple[float, float, float, float, int]] = []

@@ -25,6 +25,7 @@ from broker.coh.simulate import replay
 from broker.pricing.book import Catalog
 from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
+from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
 
@@ -44,11 +45,11 @@ class Demand:
     def __post_init__(self) -> None:
         counts = np.asarray(self.counts)
         if counts.ndim != 2 or counts.shape[1] != len(self.types):
-            raise ValueError(f"demand counts must be (intervals, {len(self.types)} types), got {counts.shape}")
+            raise ConfigError(f"demand counts must be (intervals, {len(self.types)} types), got {counts.shape}")
         if len(counts) and (counts.min() < 0 or not np.issubdtype(counts.dtype, np.integer)):
-            raise ValueError("demand counts must be non-negative integers")
+            raise ConfigError("demand counts must be non-negative integers")
         if self.interval_s <= 0:
-            raise ValueError(f"interval_s must be > 0, got {self.interval_s}")
+            raise ConfigError(f"interval_s must be > 0, got {self.interval_s}")
         object.__setattr__(self, "counts", counts.astype(np.int64))
 
     def __len__(self) -> int:
@@ -79,7 +80,7 @@ class Demand:
     def scaled(self, factor: float) -> Demand:
         """Every count times ``factor``, rounded up (demand growth)."""
         if factor < 0:
-            raise ValueError(f"growth factor must be >= 0, got {factor}")
+            raise ConfigError(f"growth factor must be >= 0, got {factor}")
         return Demand(np.ceil(self.counts * factor - 1e-9).astype(np.int64), self.types, self.interval_s,
                       self.start, f"{self.source} x{factor:g}")
 

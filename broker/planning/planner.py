@@ -40,6 +40,7 @@ from broker.pricing.book import HEAVY, HOURS_PER_YEAR, LIGHT, MEDIUM, ON_DEMAND,
 from broker.pricing.reservations import ReservationPlan
 from solvers.base import Limit, SolveResult, get_solver
 from solvers.model import MipModel
+from workloads.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +81,10 @@ class Prices:
                   types: Sequence[str] | None = None) -> Prices:
         """The offers of ``book`` for ``term_years``, limited to ``options`` and ``types``."""
         if term_years not in book.terms():
-            raise ValueError(f"price book {book.name!r} offers terms {book.terms()} years, not {term_years}")
+            raise ConfigError(f"price book {book.name!r} offers terms {book.terms()} years, not {term_years}")
         bad = set(options) - set(RESERVED_OPTIONS)
         if bad:
-            raise ValueError(f"unknown reservation option(s) {sorted(bad)}; use {RESERVED_OPTIONS}")
+            raise ConfigError(f"unknown reservation option(s) {sorted(bad)}; use {RESERVED_OPTIONS}")
         names = [t.name for t in book.types] if types is None else list(types)
         out = []
         for t in book.types:
@@ -95,7 +96,7 @@ class Prices:
             out.append(TypePrices(t.name, t.capacity, od.hourly, offers))
         unknown = set(names) - {t.name for t in out}
         if unknown:
-            raise ValueError(f"price book {book.name!r} has no instance type(s) {sorted(unknown)}")
+            raise ConfigError(f"price book {book.name!r} has no instance type(s) {sorted(unknown)}")
         return cls(term_years, tuple(out), book.name)
 
     def scaled(self, factor: float) -> Prices:
@@ -176,7 +177,7 @@ def plan_per_type(levels: np.ndarray, weights: np.ndarray, tp: TypePrices, term_
         return {}
     pick = np.argmin(costs + 1e-9 * np.arange(costs.shape[1]), axis=1)
     if np.any(np.diff(pick) > 0):
-        raise ValueError(f"{tp.name}: reserved hourly prices do not fall with commitment (on-demand > light > "
+        raise ConfigError(f"{tp.name}: reserved hourly prices do not fall with commitment (on-demand > light > "
                          f"medium > heavy), so CoH-R's fill order is not optimal; check the price book")
     counts = np.bincount(pick, minlength=len(names))
     return {names[j]: int(counts[j]) for j in range(1, len(names)) if counts[j]}
@@ -192,7 +193,7 @@ def cost_per_type(levels: np.ndarray, weights: np.ndarray, tp: TypePrices, term_
     names, costs = _slot_costs(tp, u, term_h)
     column = [names.index(o) for o in fill] + [0] * (top - len(fill))
     if any(o not in names for o in fill):
-        raise ValueError(f"{tp.name}: the plan uses an option the prices do not offer")
+        raise ConfigError(f"{tp.name}: the plan uses an option the prices do not offer")
     return float(costs[np.arange(top), column].sum()) if top else 0.0
 
 
@@ -204,7 +205,7 @@ def plan_distribution(distributions: Mapping[str, tuple[np.ndarray, np.ndarray]]
     for tp in prices.types:
         levels, probs = distributions.get(tp.name, (np.zeros(1, np.int64), np.ones(1)))
         if np.any(np.asarray(probs) < 0) or not np.isclose(np.sum(probs), 1.0):
-            raise ValueError(f"{tp.name}: Pr(D = i) must be non-negative and sum to 1")
+            raise ConfigError(f"{tp.name}: Pr(D = i) must be non-negative and sum to 1")
         mine = plan_per_type(np.asarray(levels), np.asarray(probs), tp, prices.term_hours)
         counts.update({(tp.name, o): n for o, n in mine.items()})
         total += cost_per_type(np.asarray(levels), np.asarray(probs), tp, prices.term_hours, mine)
@@ -272,7 +273,7 @@ def _fixed(prices: Prices, name: str, option: str) -> float:
     tp = next(t for t in prices.types if t.name == name)
     o = tp.offer(option)
     if o is None:
-        raise ValueError(f"{name}: the plan uses {option}, which the prices do not offer")
+        raise ConfigError(f"{name}: the plan uses {option}, which the prices do not offer")
     return o.upfront + (o.hourly * prices.term_hours if o.always_billed else 0.0)
 
 
@@ -362,7 +363,7 @@ def plan_reservations(demand: Demand, prices: Prices, *, mode: Mode = "per-type"
         counts, _ = plan_distribution({tp.name: distribution(demand.column(tp.name)) for tp in prices.types}, prices)
         return report(demand, prices, counts, mode=mode)
     if mode != "capacity":
-        raise ValueError(f"mode must be 'per-type' or 'capacity', got {mode!r}")
+        raise ConfigError(f"mode must be 'per-type' or 'capacity', got {mode!r}")
     levels, n = np.unique(_capacity_series(demand, prices), return_counts=True)
     counts, result = plan_capacity(levels, n, prices, solver=solver, limit=limit)
     solve = {"solver": result.backend, "status": result.status.value, "objective": result.objective,

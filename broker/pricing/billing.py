@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from workloads.errors import ConfigError
+
 Charging = Literal["exact", "wall-clock"]
 #: Fraction of a unit after a boundary within which a release still counts as on the boundary.
 BOUNDARY_TOLERANCE = 1e-9
@@ -42,9 +44,9 @@ class Billing:
 
     def __post_init__(self) -> None:
         if self.charging not in ("exact", "wall-clock"):
-            raise ValueError(f"charging must be 'exact' or 'wall-clock', got {self.charging!r}")
+            raise ConfigError(f"charging must be 'exact' or 'wall-clock', got {self.charging!r}")
         if not 0 <= self.release_margin < self.btu:
-            raise ValueError(f"release_margin must be in [0, btu), got {self.release_margin}")
+            raise ConfigError(f"release_margin must be in [0, btu), got {self.release_margin}")
 
     def anchor(self, start: float) -> float:
         """The instant billing units of a VM started at ``start`` are counted from (seconds)."""

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from broker.pricing.egress import EgressPrices, tiers_from_rows
+from workloads.errors import InputError
 from workloads.pricebooks import DEFAULT_PRICE_BOOK, read_price_book_data
 
 ON_DEMAND = "on-demand"
@@ -32,7 +33,7 @@ def load_price_book(name_or_path: str | Path = DEFAULT_PRICE_BOOK) -> PriceBook:
     return PriceBook.from_dict(data, source=label)
 
 
-class PriceBookError(ValueError):
+class PriceBookError(InputError):
     """A price book that is malformed; the message names the file, entry and field."""
 
 

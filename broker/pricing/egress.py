@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workloads.errors import InputError
+
 GB = float(2**30)
 
 
@@ -35,9 +37,9 @@ class EgressPrices:
     def __post_init__(self) -> None:
         bounds = [t.up_to_gb for t in self.tiers]
         if any(b <= a for a, b in itertools.pairwise(bounds)):
-            raise ValueError(f"egress tier bounds must increase, got {bounds}")
+            raise InputError(f"egress tier bounds must increase, got {bounds}")
         if any(t.per_gb < 0 or t.up_to_gb <= 0 for t in self.tiers):
-            raise ValueError("egress tiers need up_to_gb > 0 and per_gb >= 0")
+            raise InputError("egress tiers need up_to_gb > 0 and per_gb >= 0")
 
     @classmethod
     def free(cls) -> EgressPrices:
@@ -54,7 +56,7 @@ class EgressPrices:
             cost += part * tier.per_gb
             lower = tier.up_to_gb
         if gb > lower:
-            raise ValueError(f"{gb} GB in a month is past the last egress tier ({lower} GB)")
+            raise InputError(f"{gb} GB in a month is past the last egress tier ({lower} GB)")
         return cost
 
 
@@ -105,13 +107,13 @@ def tiers_from_rows(rows: Sequence[dict[str, object]], *, source: str) -> Egress
         where = f"{source}: egress[{i}]"
         per_gb = row.get("per_gb")
         if not isinstance(per_gb, int | float) or isinstance(per_gb, bool) or per_gb < 0:
-            raise ValueError(f"{where}: field 'per_gb' must be a number >= 0, got {per_gb!r}")
+            raise InputError(f"{where}: field 'per_gb' must be a number >= 0, got {per_gb!r}")
         bound = row.get("up_to_gb", float("inf") if i == len(rows) - 1 else None)
         if not isinstance(bound, int | float) or isinstance(bound, bool) or bound <= 0:
-            raise ValueError(f"{where}: field 'up_to_gb' must be a number > 0 (only the last row may omit it), "
+            raise InputError(f"{where}: field 'up_to_gb' must be a number > 0 (only the last row may omit it), "
                              f"got {bound!r}")
         tiers.append(EgressTier(float(bound), float(per_gb)))
     try:
         return EgressPrices(tuple(tiers))
     except ValueError as e:
-        raise ValueError(f"{source}: egress: {e}") from e
+        raise InputError(f"{source}: egress: {e}") from e

@@ -24,13 +24,14 @@ from typing import Any
 import numpy as np
 
 from broker.pricing.book import HEAVY, HOURS_PER_YEAR, LIGHT, MEDIUM, ON_DEMAND, RESERVED_OPTIONS, Catalog, PriceBook
+from workloads.errors import InputError
 
 #: Billing options as stored per VM slot (index into this tuple).
 OPTIONS = (ON_DEMAND, LIGHT, MEDIUM, HEAVY)
 OD_CODE, LIGHT_CODE, MEDIUM_CODE, HEAVY_CODE = range(4)
 
 
-class PlanError(ValueError):
+class PlanError(InputError):
     """A reservation plan that is malformed or does not fit the price book."""
 
 

@@ -24,6 +24,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from workloads.errors import ConfigError
+
 #: A world's handler of one kind of event: ``handler(time, payload)``; ``True`` pauses the run.
 Handler = Callable[[float, Any], "bool | None"]
 
@@ -133,7 +135,7 @@ class Ticker:
 
     def __init__(self, kernel: Kernel, kind: int, period: float) -> None:
         if not period > 0:
-            raise ValueError(f"a tick period must be > 0 s, got {period}")
+            raise ConfigError(f"a tick period must be > 0 s, got {period}")
         self.kernel, self.kind, self.period = kernel, kind, period
         self.last, self.at = -math.inf, math.inf
         self._event = -1

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from broker.cli import app
-from tests.conftest import trace_path
+from tests.conftest import cloudbroker, trace_path
 from workloads.htc import htc_view
 from workloads.lublin import generate_lublin
 from workloads.volumes import VolumesFormatError, read_volumes, with_volumes
@@ -48,13 +47,13 @@ def test_cli_reads_a_volumes_file(tmp_path):
     path = tmp_path / "v.csv"
     path.write_text("job_id,input_bytes,output_bytes\n" + "\n".join(f"{j},0,{2**30}" for j in range(1, 60000)))
     runner = CliRunner()
-    result = runner.invoke(app, ["cluster", "--trace", trace, "--limit", "300", "--volumes", str(path), "--json"])
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)
+    result = cloudbroker(*["cluster", "--trace", trace, "--limit-jobs", "300", "--volumes", str(path), "--json"])
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
     months = payload["egress_by_month"]
     # 1 GiB per job; each month's first GB free, the rest at 0.12 $/GB
     assert np.isclose(payload["egress_cost"], 0.12 * (300 - len(months)))
     bad = tmp_path / "bad.csv"
     bad.write_text("job_id,input_bytes,output_bytes\n1,2,x\n")
-    result = runner.invoke(app, ["cluster", "--trace", trace, "--limit", "300", "--volumes", str(bad)])
-    assert result.exit_code == 2 and "bad.csv:2" in result.output
+    result = cloudbroker(*["cluster", "--trace", trace, "--limit-jobs", "300", "--volumes", str(bad)])
+    assert result.code == 2 and "bad.csv:2" in result.err

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli import app
-from tests.conftest import SOURCES_JOBS, trace_path, without_timing
+from tests.conftest import SOURCES_JOBS, cloudbroker, trace_path, without_timing
 
 runner = CliRunner()
 
@@ -72,10 +72,10 @@ def test_simulate_writes_tables(tmp_path: Path, fmt: str) -> None:
 
 
 def test_clear_errors() -> None:
-    missing = runner.invoke(app, ["simulate", "--trace", "no-such-trace"])
-    assert missing.exit_code == 2 and "no-such-trace" in missing.output
-    bad = runner.invoke(app, ["simulate", "--synthetic", "--heuristics", "FCFS-XYZ"])
-    assert bad.exit_code != 0 and "FCFS-XYZ" in bad.output
+    missing = cloudbroker(*["simulate", "--trace", "no-such-trace"])
+    assert missing.code == 2 and "no-such-trace" in missing.err
+    bad = cloudbroker(*["simulate", "--synthetic", "--heuristics", "FCFS-XYZ"])
+    assert bad.code != 0 and "FCFS-XYZ" in bad.err
 
 
 @pytest.mark.parametrize("backend", ["cpsat", "cbc"])
@@ -98,8 +98,8 @@ def test_simulate_ipp_alone_and_win_counts_in_the_table() -> None:
     table = runner.invoke(app, ["simulate", "--synthetic", "--synthetic-jobs", "200", "--solver", "cpsat",
                                 "--time-limit", "0.05"])
     assert table.exit_code == 0 and "IPP" in table.stdout and "portfolio wins" in table.stdout
-    bad = runner.invoke(app, ["simulate", "--synthetic", "--policy", "FCFS-SM", "--solver", "cpsat"])
-    assert bad.exit_code != 0 and "--solver needs" in bad.output
+    bad = cloudbroker(*["simulate", "--synthetic", "--policy", "FCFS-SM", "--solver", "cpsat"])
+    assert bad.code != 0 and "--solver needs" in bad.err
 
 
 def test_plan_reservations_then_replay_the_plan(tmp_path: Path) -> None:
@@ -131,16 +131,16 @@ def test_plan_reservations_on_a_shared_trace_three_year_term() -> None:
 
 
 def test_reservation_options_are_checked(tmp_path: Path) -> None:
-    no_plan = runner.invoke(app, ["simulate", "--synthetic-jobs", "100", "--policy", "coh-r"])
-    assert no_plan.exit_code == 2 and "--reservations" in no_plan.output
+    no_plan = cloudbroker(*["simulate", "--synthetic-jobs", "100", "--policy", "coh-r"])
+    assert no_plan.code == 2 and "--reservations" in no_plan.err
     plan_file = tmp_path / "light.json"
     plan_file.write_text(json.dumps({"term_years": 1, "reservations": [
         {"instance_type": "large", "option": "reserved-light", "count": 1}]}))
-    onetype = runner.invoke(app, ["simulate", "--synthetic-jobs", "100", "--policy", "coh-onetype",
+    onetype = cloudbroker(*["simulate", "--synthetic-jobs", "100", "--policy", "coh-onetype",
                                   "--reservations", str(plan_file)])
-    assert onetype.exit_code == 2 and "heavy reservations only" in onetype.output
-    bad_term = runner.invoke(app, ["plan-reservations", "--synthetic-jobs", "100", "--term", "2y"])
-    assert bad_term.exit_code == 2 and "1y or 3y" in bad_term.output
+    assert onetype.code == 2 and "heavy reservations only" in onetype.err
+    bad_term = cloudbroker(*["plan-reservations", "--synthetic-jobs", "100", "--term", "2y"])
+    assert bad_term.code == 2 and "1y or 3y" in bad_term.err
 
 
 def test_plan_reservations_reports_the_demand_distribution(tmp_path: Path) -> None:
@@ -174,9 +174,9 @@ def test_leasing_constant_cap_zero_is_the_local_reference() -> None:
     out = invoke("leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--policy", "constant:0",
                  "--json")
     assert out["twt_s"] == out["twt_ref_s"] and out["cloud_cpu_s"] == 0 and out["balance"] == 0
-    bad = runner.invoke(app, ["leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")),
+    bad = cloudbroker(*["leasing", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")),
                               "--policy", "constant:many"])
-    assert bad.exit_code == 2 and "constant:31" in bad.output
+    assert bad.code == 2 and "constant:31" in bad.err
 
 
 def test_leasing_sweep_resumes_from_its_store(tmp_path: Path) -> None:

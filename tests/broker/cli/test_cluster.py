@@ -8,30 +8,30 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from broker.cli import app
-from tests.conftest import trace_path, without_timing
+from tests.conftest import cloudbroker, trace_path, without_timing
 
 runner = CliRunner()
 
 
 def run_json(*args: str) -> dict:
-    result = runner.invoke(app, ["cluster", *args, "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    result = cloudbroker(*["cluster", *args, "--json"])
+    assert result.code == 0, result.err
+    return json.loads(result.out)
 
 
 def test_synthetic_json_has_the_bill_and_the_overheads():
-    payload = run_json("--synthetic", "--limit", "3000")
+    payload = run_json("--synthetic", "--limit-jobs", "3000")
     for key in ("cost", "instance_cost", "egress_cost", "instance_hours", "overhead_mean_s", "overhead_p95_s"):
         assert key in payload
     assert payload["jobs"] == 3000
     assert payload["cost"] == payload["instance_cost"] + payload["egress_cost"]
     assert abs(payload["instance_cost"] - payload["instance_hours"] * 0.145) < 1e-6
-    again = run_json("--synthetic", "--limit", "3000")
+    again = run_json("--synthetic", "--limit-jobs", "3000")
     assert without_timing(again) == without_timing(payload)
 
 
 def test_out_writes_jobs_instances_and_the_per_user_bill(tmp_path):
-    payload = run_json("--synthetic", "--limit", "1500", "--out", str(tmp_path), "--format", "csv")
+    payload = run_json("--synthetic", "--limit-jobs", "1500", "--out", str(tmp_path), "--format", "csv")
     jobs, inst, users = (pd.read_csv(tmp_path / f"{n}.csv") for n in ("jobs", "instances", "users"))
     assert len(jobs) == 1500 and inst["units"].sum() == payload["instance_hours"]
     assert abs(users["cost"].sum() - payload["cost"]) < 1e-6
@@ -39,22 +39,22 @@ def test_out_writes_jobs_instances_and_the_per_user_bill(tmp_path):
 
 
 def test_options_change_the_run_as_documented():
-    base = run_json("--synthetic", "--limit", "3000", "--boot", "120")
-    kept = run_json("--synthetic", "--limit", "3000", "--boot", "120", "--keepalive", "fixed:0.5")
+    base = run_json("--synthetic", "--limit-jobs", "3000", "--boot", "120")
+    kept = run_json("--synthetic", "--limit-jobs", "3000", "--boot", "120", "--keepalive", "fixed:0.5")
     assert kept["overhead_mean_s"] < base["overhead_mean_s"] and kept["instance_cost"] > base["instance_cost"]
-    capped = run_json("--synthetic", "--limit", "3000", "--cap", "5", "--per-user")
+    capped = run_json("--synthetic", "--limit-jobs", "3000", "--cap", "5", "--per-user")
     assert capped["peak_instances"] <= 5 and capped["merge"] is False
-    wall = run_json("--synthetic", "--limit", "3000", "--charging", "wall-clock", "--wait-next-hour", "20",
+    wall = run_json("--synthetic", "--limit-jobs", "3000", "--charging", "wall-clock", "--wait-next-hour", "20",
                     "--delay", "5", "--burst-ratio", "0.5", "--cap", "50")
     assert wall["charging"] == "wall-clock" and wall["wait_mean_s"] > 0
 
 
 def test_real_trace_and_errors():
-    payload = run_json("--trace", str(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz")), "--limit", "2000",
+    payload = run_json("--trace", str(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz")), "--limit-jobs", "2000",
                        "--idle-timeout", "10")
     assert payload["jobs"] == 2000 and payload["egress_by_month"]
-    one = run_json("--trace", str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "--limit", "500")
-    expanded = run_json("--trace", str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "--limit", "500",
+    one = run_json("--trace", str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "--limit-jobs", "500")
+    expanded = run_json("--trace", str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "--limit-jobs", "500",
                         "--parallel", "expand")
     assert expanded["parallel"] == "expand" and expanded["jobs"] == 500
     assert expanded["peak_instances"] > one["peak_instances"]  # the first 500 tasks come from fewer, wider jobs
@@ -62,10 +62,10 @@ def test_real_trace_and_errors():
                  ["--synthetic", "--cap", "0"], [],
                  ["--synthetic", "--trace", "x"], ["--synthetic", "--charging", "hourly"],
                  ["--synthetic", "--idle-timeout", "5", "--keepalive", "fixed:0.2"]):
-        result = runner.invoke(app, ["cluster", *args])
-        assert result.exit_code != 0
-    missing = runner.invoke(app, ["cluster", "--trace", "no-such-trace.swf"])
-    assert missing.exit_code == 2 and "no-such-trace" in missing.output
+        result = cloudbroker(*["cluster", *args])
+        assert result.code != 0
+    missing = cloudbroker(*["cluster", "--trace", "no-such-trace.swf"])
+    assert missing.code == 2 and "no-such-trace" in missing.err
 
 
 SPEC = """
@@ -106,5 +106,5 @@ def test_sweep_writes_table_plots_and_resumes(tmp_path):
 def test_sweep_spec_errors_name_the_file(tmp_path):
     spec = tmp_path / "bad.toml"
     spec.write_text('[workload]\nsynthetic = 1.0\n[[family]]\nname = "x"\ncapp = [1, 2]\n')
-    result = runner.invoke(app, ["cluster", "sweep", str(spec)])
-    assert result.exit_code == 2 and "bad.toml" in result.output and "capp" in result.output
+    result = cloudbroker(*["cluster", "sweep", str(spec)])
+    assert result.code == 2 and "bad.toml" in result.err and "capp" in result.err
