@@ -277,10 +277,11 @@ def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
 
 
 def _is_clean(values: np.ndarray) -> bool:
-    """Check that all values are finite and integer columns hold exactly representable integers."""
+    """Check that all values are finite, none below -1, and integer columns hold exactly representable integers."""
     ints = values[:, _IS_INT_COLUMN]
     return bool(
         np.isfinite(values).all()
+        and (values >= -1).all()
         and (ints == np.trunc(ints)).all()
         and (np.abs(ints) <= _MAX_EXACT_INT).all()
     )
@@ -305,7 +306,9 @@ def _valid_lines(
         data = raw.split(b";", 1)[0]
         if not data.strip():
             continue
-        problem = None if _GOOD_LINE.fullmatch(data.strip()) else _line_problem(data.split())
+        tokens = data.split()
+        clean = _GOOD_LINE.fullmatch(data.strip()) and not any(t[:1] == b"-" and float(t) < -1 for t in tokens)
+        problem = None if clean else _line_problem(tokens)
         if problem is None:
             yield data.rstrip() + b"\n"
         elif lenient:
@@ -331,6 +334,8 @@ def _token_problem(token: bytes, *, integral: bool) -> str | None:
     value = float(token)
     if not math.isfinite(value):
         return "is out of range"
+    if value < -1:
+        return "is negative (SWF writes -1 for unknown, and no field is below it)"
     if integral and not (value.is_integer() and abs(value) <= _MAX_EXACT_INT):
         return "is not an integer"
     return None

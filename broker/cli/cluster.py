@@ -66,6 +66,7 @@ def cluster_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs, instances and per-user bill tables "
                                                  "and summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
+    force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Replay a trace (or the synthetic load) on a cloud cluster; `cluster sweep SPEC.toml` for grids."""
@@ -85,15 +86,17 @@ def cluster_cmd(
     if fmt not in ("parquet", "csv"):
         raise typer.BadParameter("--format must be parquet or csv")
     started = time.perf_counter()
+    inputs.output_dir(out_dir, "--out", force=force)
+    label = trace or f"synthetic x{scale:g}"
     try:
-        jobs = workload_of(trace, scale if synthetic else None, limit_jobs, seed,
-                           None if volumes is None else str(volumes), parallel)
+        jobs, report = workload_of(trace, scale if synthetic else None, limit_jobs, seed,
+                                   None if volumes is None else str(volumes), parallel)
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         inputs.fail(e)
+    counts = inputs.kept(report, len(jobs), label)
     result = simulate_cluster(jobs, policy, terms, seed=seed)
-    payload = {"workload": trace or f"synthetic x{scale:g}", "parallel": parallel, **settings,
-               **result.summary.to_dict(), "users": len(result.users), "seed": seed,
-               "wall_s": round(time.perf_counter() - started, 3)}
+    payload = {"workload": label, "parallel": parallel, **settings, **result.summary.to_dict(), **counts,
+               "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         write_result(result, out_dir, fmt="csv" if fmt == "csv" else "parquet", summary=payload,
                      frames={"users": result.users})
@@ -117,15 +120,25 @@ def cluster_sweep_cmd(
     store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
     n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky; -1: all cores).")] = -1,
     seed: Annotated[int, typer.Option(min=0, help="Root seed of the cells' keep-alive draws.")] = 1,
+    force: Annotated[bool, typer.Option(help="Overwrite the table and plots of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
     """Run a policy grid; write table.csv, pareto.png and (with caps) cap_benefit.png into --out."""
     backends.check(backend, scheduler)
+    inputs.output_dir(out_dir, "--out", force=force)
+    inputs.store_dir(store)
     try:
         data = tomllib.loads(spec.read_text())
         configs = grid(data, source=str(spec))
     except (OSError, tomllib.TOMLDecodeError, SpecError) as e:
         inputs.fail(e if isinstance(e, SpecError) else SpecError(f"{spec}: {e}"))
+    w = configs[0]["workload"]
+    try:  # read the workload once here: a missing trace or a bad volumes file is refused before any cell runs
+        jobs, report = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)),
+                                   w.get("volumes"), w.get("parallel", "one"))
+    except (OSError, LookupError, ValueError, RuntimeError) as e:
+        inputs.fail(SpecError(f"{spec}: [workload]: {e}"))
+    inputs.kept(report, len(jobs), str(w.get("trace") or f"synthetic x{w.get('synthetic')}"))
     todo = cells(configs, name=f"{CELL_NAME}-{data.get('name', spec.stem)}", root_seed=seed, paired=True)
     results = backends.sweep(cluster_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     table = sweep_table(configs, results)

@@ -7,9 +7,11 @@ Every failure to read becomes a clear message on stderr and exit status 2 (:func
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
@@ -20,7 +22,7 @@ from broker.cli.files import TableFormat
 from broker.pricing.book import PriceBook, load_price_book
 from broker.sim.recorder import Recorder
 from workloads.cache import load_trace
-from workloads.errors import CloudbrokerError, InputError
+from workloads.errors import CloudbrokerError, ConfigError, InputError
 from workloads.jobs import STATUS_GROUPS, FilterReport, JobTable, job_view
 from workloads.lublin import default_workload
 from workloads.requirements import MODELS
@@ -52,6 +54,42 @@ def workers(value: int) -> int:
     if value == 0:
         raise typer.BadParameter("must be a number of workers >= 1, or negative (-1: every core), not 0")
     return value
+
+
+def kept(report: FilterReport, n: int, label: str) -> dict[str, Any]:
+    """Say on stderr what the job view removed; refuse when no job is left; the counts for ``--json``."""
+    removed = {why: count for why, count in report.removed.items() if count}
+    if removed:
+        print(f"{label}: {report.describe()}", file=sys.stderr)
+    if n == 0:
+        raise InputError(f"{label}: no job left to simulate ({report.describe()})")
+    return {"jobs_in": report.read, "jobs_removed": removed, "jobs_kept": report.kept}
+
+
+def output_dir(path: Path | None, option: str, *, force: bool) -> None:
+    """Refuse, before any work, an output directory that is a file, or one holding results, unless ``--force``."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {path}: a file is there; give a directory")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise ConfigError(f"{option} {path}: the directory is not empty; choose another or pass --force to overwrite")
+
+
+def output_file(path: Path | None, option: str, *, force: bool) -> None:
+    """Refuse, before any work, an output file that exists (unless ``--force``) or is a directory."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ConfigError(f"{option} {path}: a directory is there; give a file name")
+    if path.exists() and not force:
+        raise ConfigError(f"{option} {path}: the file exists; choose another or pass --force to overwrite")
+
+
+def store_dir(path: Path | None, option: str = "--store") -> None:
+    """A sweep store is resumed from when it exists; refuse one that is a file."""
+    if path is not None and path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {path}: a file is there; a store is a directory")
 
 
 def fail(exc: BaseException) -> NoReturn:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,7 +17,7 @@ from broker.cli import backends, inputs
 from broker.cli.console import out
 from broker.cli.files import write_result
 from broker.hybrid import plots
-from broker.hybrid.metrics import Balance, LeasingResult, balance, cumulative_balance
+from broker.hybrid.metrics import Balance, LeasingResult, cumulative_balance, normalized
 from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
 from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
 from heuristics.backfill import Discipline
@@ -42,6 +43,7 @@ def leasing_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write the jobs, cloud leases and steps tables and "
                                                  "summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
+    force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """A local cluster with EASY backfilling that leases up to V cloud nodes; `leasing sweep` for the references."""
@@ -52,6 +54,8 @@ def leasing_cmd(
     if discipline not in ("easy", "conservative"):
         raise typer.BadParameter("--discipline must be easy or conservative")
     name, params = _policy(policy, seed, epsilon_k)
+    inputs.output_dir(out_dir, "--out", force=force)
+    fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient)
     m = _nodes(swf, nodes)
     try:
@@ -59,23 +63,48 @@ def leasing_cmd(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     jobs, report = rigid_view(swf.frame, nodes=m)
+    counts = inputs.kept(report, len(jobs), trace)
+    _check_steps(jobs, span)
     mode: Discipline = "easy" if discipline == "easy" else "conservative"
     started = time.perf_counter()
     local, unbounded = run_constant(jobs, m, 0, discipline=mode), run_constant(jobs, m, math.inf, discipline=mode)
     with inputs.progress("leasing", len(jobs)) as recorder:
         run = run_leasing(jobs, m, leasing, step=span, discipline=mode, recorder=recorder)
     s, ref = run.summary, (local.summary.twt_s, unbounded.summary.cloud_cpu_s)
-    b = balance(s.twt_s, s.cloud_cpu_s, *ref)
-    payload = {**s.to_dict(), "policy": policy, "filter": report.describe(), "twt_ref_s": ref[0],
-               "cloud_cpu_ref_s": ref[1], "twt_pct": b.twt_pct, "cost_pct": b.c_pct, "twt_imp_pct": b.twt_imp_pct,
-               "balance": b.balance, "span_s": span, "v_per_step": s.caps, "seed": seed,
-               "wall_s": round(time.perf_counter() - started, 3)}
+    payload = {**s.to_dict(), **counts, "policy": policy, "filter": report.describe(), "twt_ref_s": ref[0],
+               "cloud_cpu_ref_s": ref[1], **normalized(s.twt_s, s.cloud_cpu_s, *ref), "span_s": span,
+               "v_per_step": s.caps, "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_result(run, out_dir, fmt=inputs.table_format(fmt), summary=payload, frames={"steps": run.steps})
+        write_result(run, out_dir, fmt=fmt_, summary=payload, frames={"steps": run.steps})
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     _print_run(payload, f"{policy} leasing on {trace} (M = {m})")
+
+
+#: The most policy steps a run may take (``--span`` over the trace's span).
+MAX_STEPS = 1_000_000
+
+
+def _check_steps(jobs: RigidJobs, span: float) -> None:
+    """Refuse a step so short that the run would take more than :data:`MAX_STEPS` steps."""
+    horizon = float(jobs.submit[-1] - jobs.submit[0] + jobs.runtime.max()) if len(jobs) else 0.0
+    steps = horizon / span
+    if steps > MAX_STEPS:
+        raise typer.BadParameter(f"--span {span:g} s makes about {steps:,.0f} steps over the trace's {horizon:,.0f} s; "
+                                 f"at most {MAX_STEPS:,} (the paper's step is a day, 86400 s)")
+
+
+def _caps(text: str, m: int) -> list[int]:
+    """``--v FIRST:LAST``: the constant caps, inclusive (LAST may be M)."""
+    first, _, last = text.partition(":")
+    try:
+        lo, hi = int(first), (m if last in ("M", "") else int(last))
+    except ValueError:
+        raise typer.BadParameter(f"--v {text!r}: use FIRST:LAST, e.g. 0:M or 0:50") from None
+    if not 0 <= lo <= hi <= m:
+        raise typer.BadParameter(f"--v {text!r}: need 0 <= FIRST <= LAST <= M = {m}")
+    return list(range(lo, hi + 1))
 
 
 def _nodes(swf: Any, nodes: int | None) -> int:
@@ -105,7 +134,8 @@ def _print_run(payload: dict[str, Any], title: str) -> None:
     table = Table(title=title, show_header=False)
     for key in ("jobs", "twt_s", "cloud_cpu_s", "twt_imp_pct", "cost_pct", "balance", "clones_simulated", "wall_s"):
         value = payload[key]
-        table.add_row(key, f"{value:,.2f}" if isinstance(value, float) else str(value))
+        text = f"{value:,.2f}" if isinstance(value, float) else str(value)
+        table.add_row(key, text if value is not None else f"undefined: {payload['undefined'][key]}")
     caps = payload["v_per_step"]
     table.add_row("V per step", f"mean {np.mean(caps):.1f}, min {min(caps):g}, max {max(caps):g} ({len(caps)} steps)"
                   if caps else "-")
@@ -147,19 +177,16 @@ def leasing_sweep_cmd(
     plot: Annotated[Path | None, typer.Option(help="Write balance_vs_v.png (Figure 5) and balance_over_time.png "
                                               "(Figure 6: best V, random mean, Q-learning) here.")] = None,
     plot_random: Annotated[int, typer.Option(min=0, help="Random runs averaged in Figure 6.")] = 10,
+    force: Annotated[bool, typer.Option(help="Overwrite the figures of an earlier run in --plot.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Every constant V and repeated random-V runs through the sweep runner (resumable with --store)."""
     backends.check(backend, scheduler)
+    inputs.store_dir(store)
+    inputs.output_dir(plot, "--plot", force=force)
     swf = inputs.trace(trace)
     m = _nodes(swf, nodes)
-    first, _, last = v.partition(":")
-    try:
-        values = list(range(int(first), (m if last in ("M", "") else int(last)) + 1))
-    except ValueError:
-        raise typer.BadParameter(f"--v {v!r}: use FIRST:LAST, e.g. 0:M or 0:50") from None
-    if not values or values[0] < 0 or values[-1] > m:
-        raise typer.BadParameter(f"--v {v!r}: caps must lie in 0..{m}")
+    values = _caps(v, m)
     ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
                                      random_runs=random_runs, root_seed=seed)
     todo = [*ref, *const, *rand]
@@ -167,6 +194,11 @@ def leasing_sweep_cmd(
     by_cap = {int(c.config["params"]["v"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
     summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values}, results[1 + len(const):])
     payload = {"trace": trace, "nodes": m, "cells": len(todo), "backend": backend, **summary.to_dict()}
+    undefined = normalized(0.0, 0.0, by_cap[0]["twt_s"], results[0]["cloud_cpu_s"])["undefined"]
+    if undefined:
+        payload["undefined"] = undefined
+        print(f"warning: {trace}: {'; '.join(sorted(set(undefined.values())))}: the balances are not meaningful",
+              file=sys.stderr)
     if plot is not None:
         payload["plots"] = _leasing_plots(rigid_view(swf.frame, nodes=m)[0], m, summary, plot, plot_random, seed)
     if as_json:

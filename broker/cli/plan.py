@@ -46,11 +46,13 @@ def plan_reservations_cmd(
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
     save_demand: Annotated[Path | None, typer.Option(help="Write the demand series here (CSV).")] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite --save-demand's file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Plan reserved-instance purchases from a trace's CoH replay or a demand file (CoH formula 6)."""
     if trace is not None and demand_file is not None:
         raise typer.BadParameter("give --trace or --demand, not both")
+    inputs.output_file(save_demand, "--save-demand", force=force)
     book = inputs.book(price_book)
     prices = _prices(book, term, options, mode, solver)
     members = tuple(h.strip() for h in heuristics.split(",") if h.strip())
@@ -103,6 +105,7 @@ def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthe
             inputs.fail(exc)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, "", False)
+    inputs.kept(work.report, len(work.jobs), work.label)
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         demand, _ = replay_demand(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
                                   recorder=recorder, interval_s=interval, source=work.label)

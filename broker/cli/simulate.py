@@ -60,6 +60,7 @@ def simulate_cmd(
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
     reservations: Annotated[Path | None, typer.Option(help="Reservation plan (plan-reservations --json output) "
                                                            "for --policy coh-r / coh-onetype.")] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
@@ -71,17 +72,25 @@ def simulate_cmd(
            "paid_scoring": paid_scoring, "ipp_wins_ties": ipp_wins_ties}
     engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate}
     config = configuration(coh, engine, ipp if solver is not None else None, _plan(reservations, policy))
+    inputs.output_dir(out_dir, "--out", force=force)
+    fmt_ = inputs.table_format(fmt)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
+    counts = inputs.kept(work.report, len(work.jobs), work.label)
     book = inputs.book(price_book)
+    if config.reservations is not None:
+        try:
+            config.reservations.check(book)
+        except PlanError as exc:
+            raise typer.BadParameter(f"--reservations {reservations}: {exc}") from exc
     started = time.perf_counter()
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         result = simulate(work.jobs, book.catalog(), config=config, seed=int(policy_seed.generate_state(1)[0]),
                           recorder=recorder, book=book)
     wall = time.perf_counter() - started
-    payload = _payload(result, work, config, seed, wall)
+    payload = {**_payload(result, work, config, seed, wall), **counts}
     if out_dir is not None:
-        write_result(result, out_dir, fmt=inputs.table_format(fmt), summary=payload)
+        write_result(result, out_dir, fmt=fmt_, summary=payload)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:

@@ -54,6 +54,7 @@ from workloads.bursty import bursty_workload
 from workloads.cache import load_trace
 from workloads.errors import InputError
 from workloads.htc import HtcJobs, Parallel, htc_view
+from workloads.jobs import FilterReport
 from workloads.volumes import read_volumes, with_volumes
 
 SETTINGS = ("cap", "merge", "keepalive", "idle_timeout_min", "delay_min", "burst_ratio", "wait_next_hour_min",
@@ -96,12 +97,12 @@ def terms_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> Clou
 
 
 #: The workloads this process has built for cells, by their description (at most four).
-WORKLOADS: Memo[HtcJobs] = Memo(size=4)
+WORKLOADS: Memo[tuple[HtcJobs, FilterReport]] = Memo(size=4)
 
 
 def workload_of(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
-                volumes: str | None = None, parallel: str = "one") -> HtcJobs:
-    """The jobs of a cell, built once per process (:data:`WORKLOADS`).
+                volumes: str | None = None, parallel: str = "one") -> tuple[HtcJobs, FilterReport]:
+    """The jobs of a cell and what the HTC view removed, built once per process (:data:`WORKLOADS`).
 
     ``volumes``: a CSV of per-job bytes (:mod:`workloads.volumes`) used instead of the volume model;
     ``parallel``: "one" instance per job, or "expand" a p-processor job into p one-instance tasks.
@@ -113,15 +114,15 @@ def workload_of(trace: str | None, synthetic: float | None, limit: int | None, s
 
 
 def _build_workload(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
-                    volumes: str | None, parallel: str) -> HtcJobs:
+                    volumes: str | None, parallel: str) -> tuple[HtcJobs, FilterReport]:
     mode: Parallel = "one" if parallel == "one" else "expand"
     if trace is not None:
         swf = load_trace(trace)
         frame = swf.frame if volumes is None else with_volumes(swf.frame, read_volumes(volumes))
-        jobs, _ = htc_view(frame, origin=swf.header.unix_start_time or 0, seed=seed, parallel=mode)
+        jobs, report = htc_view(frame, origin=swf.header.unix_start_time or 0, seed=seed, parallel=mode)
     else:
-        jobs, _ = htc_view(bursty_workload(synthetic or 1.0, seed=seed), seed=seed)
-    return jobs.head(limit) if limit else jobs
+        jobs, report = htc_view(bursty_workload(synthetic or 1.0, seed=seed), seed=seed)
+    return (jobs.head(limit) if limit else jobs), report
 
 
 def cluster_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
@@ -131,7 +132,7 @@ def cluster_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     ``price_book``; ``seed`` drives the keep-alive draws.
     """
     w = config["workload"]
-    jobs = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"),
+    jobs, _ = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"),
                        w.get("parallel", "one"))
     result = simulate_cluster(jobs, policy_of(config), terms_of(config, config.get("price_book", CLUSTER_BOOK)),
                               seed=seed)
@@ -155,6 +156,9 @@ def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, A
             if key not in SETTINGS:
                 raise SpecError(f"{source}: family[{i}] ({name}): unknown setting {key!r}; "
                                 f"known: {', '.join(SETTINGS)}")
+        empty = [key for key, options in axes.items() if not options]
+        if empty:
+            raise SpecError(f"{source}: family[{i}] ({name}): setting {empty[0]!r} has no values (an empty list)")
         for values in itertools.product(*axes.values()):
             settings = {**base, **dict(zip(axes, values, strict=True))}
             config = {"family": name, "workload": workload, **settings}

@@ -8,6 +8,7 @@ normalizes them by two references over the same jobs, the wait with ``V = 0`` an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,8 +36,34 @@ class Balance:
 
 
 def balance(twt: float, cost: float, twt_ref: float, c_ref: float) -> Balance:
-    """Normalize ``(twt, c)`` by the V = 0 wait and the unbounded-V cloud use (0 % when a reference is 0)."""
+    """Normalize ``(twt, c)`` by the V = 0 wait and the unbounded-V cloud use (0 % when a reference is 0).
+
+    The 0 % is the learner's convention for a step without waits or without cloud use (its rewards
+    need a number); a report says undefined instead (:func:`normalized`).
+    """
     return Balance(100.0 * twt / twt_ref if twt_ref > 0 else 0.0, 100.0 * cost / c_ref if c_ref > 0 else 0.0)
+
+
+def normalized(twt: float, cost: float, twt_ref: float, c_ref: float) -> dict[str, Any]:
+    """The paper's figures of a run as a report gives them: ``None`` where a reference is 0, with the reason.
+
+    ``twt_pct`` and ``twt_imp_pct`` are undefined when the V = 0 reference waits 0 s (there is no
+    wait to improve), ``cost_pct`` when the unbounded reference uses no cloud node; ``balance`` when
+    either is. ``undefined`` maps each undefined figure to its reason.
+    """
+    twt_pct = 100.0 * twt / twt_ref if twt_ref > 0 else None
+    c_pct = 100.0 * cost / c_ref if c_ref > 0 else None
+    undefined: dict[str, str] = {}
+    if twt_pct is None:
+        undefined.update(twt_pct="the V = 0 reference waits 0 s: no wait to improve",
+                         twt_imp_pct="the V = 0 reference waits 0 s: no wait to improve")
+    if c_pct is None:
+        undefined["cost_pct"] = "the unbounded reference uses no cloud node"
+    if undefined:
+        undefined["balance"] = "twt_imp_pct or cost_pct is undefined"
+    twt_imp = None if twt_pct is None else 100.0 - twt_pct
+    return {"twt_pct": twt_pct, "cost_pct": c_pct, "twt_imp_pct": twt_imp,
+            "balance": None if twt_imp is None or c_pct is None else twt_imp - c_pct, "undefined": undefined}
 
 
 @dataclass(frozen=True, slots=True)

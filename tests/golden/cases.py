@@ -218,7 +218,7 @@ def cluster(workload: dict[str, Any], settings: dict[str, Any], seed: int = 11) 
         from broker.cloudcluster.simulate import simulate_cluster
         from broker.cloudcluster.sweep import policy_of, terms_of, workload_of
 
-        jobs = workload_of(workload.get("trace"), workload.get("synthetic"), workload.get("limit"),
+        jobs, _ = workload_of(workload.get("trace"), workload.get("synthetic"), workload.get("limit"),
                            workload.get("seed", 0), None, workload.get("parallel", "one"))
         result = simulate_cluster(jobs, policy_of(settings), terms_of(settings), seed=seed)
         s = result.summary

@@ -99,7 +99,9 @@ def test_sweep_writes_table_plots_and_resumes(tmp_path):
     assert table["pareto"].any() and table["benefit_bc"].notna().sum() == 2  # caps 5 and 20 after cap 2
     assert len(list(store.glob("*.json"))) == 6
     (store / sorted(p.name for p in store.glob("*.json"))[0]).unlink()
-    again = runner.invoke(app, args)
+    refused = cloudbroker(*args)  # the table of the first run is in --out: refused before any cell runs
+    assert refused.code == 2 and "--force" in refused.err and len(list(store.glob("*.json"))) == 5
+    again = runner.invoke(app, [*args, "--force"])
     assert again.exit_code == 0 and json.loads(again.stdout) == rows
 
 
