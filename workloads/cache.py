@@ -208,7 +208,11 @@ def _download(entry: TraceEntry, url: str, out: BinaryIO) -> int:
                 out.write(block)
                 received += len(block)
     except (OSError, HTTPException) as exc:
-        raise TraceDownloadError(f"trace {entry.name}: download from {url} failed: {exc}") from exc
+        raise TraceDownloadError(
+            f"trace {entry.name}: download from {url} failed ({exc}); offline, set {ENV_MIRROR} to a directory "
+            f"URL (file:///path/ or http://host/path/) that holds {entry.filename}, or pass the file's path instead "
+            f"of the name"
+        ) from exc
     if announced is not None and announced.strip().isdigit() and int(announced) != received:
         raise TraceDownloadError(
             f"trace {entry.name}: download from {url} is truncated: received {received} bytes, "

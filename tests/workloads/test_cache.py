@@ -191,7 +191,7 @@ def test_transfer_shorter_than_content_length_is_detected(mirror, cache):
 
 
 def test_missing_file_on_the_server(mirror, cache):
-    with pytest.raises(TraceDownloadError, match=r"download from .* failed: HTTP Error 404"):
+    with pytest.raises(TraceDownloadError, match=r"download from .* failed \(HTTP Error 404.*CLOUDBROKER_TRACE_MIRROR"):
         fetch_trace(NAME, mirror=mirror.url, cache=cache)
     assert list(cache.iterdir()) == []
 
