@@ -15,7 +15,6 @@ from rich.table import Table
 from broker.cli import backends, inputs
 from broker.cli.console import out
 from broker.cli.files import write_result
-from broker.cloudcluster import plots
 from broker.cloudcluster.simulate import simulate_cluster
 from broker.cloudcluster.sweep import (
     CELL_NAME,
@@ -139,15 +138,13 @@ def cluster_sweep_cmd(
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         inputs.fail(SpecError(f"{spec}: [workload]: {e}"))
     inputs.kept(report, len(jobs), str(w.get("trace") or f"synthetic x{w.get('synthetic')}"))
-    todo = cells(configs, name=f"{CELL_NAME}-{data.get('name', spec.stem)}", root_seed=seed, paired=True)
+    name = data.get("name", spec.stem)
+    todo = cells(configs, name=f"{CELL_NAME}-{name}", root_seed=seed, paired=True)
     results = backends.sweep(cluster_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     table = sweep_table(configs, results)
     out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "table.csv", index=False)
-    name = data.get("name", spec.stem)
-    plots.pareto(table, title=f"{name}: cost against overhead").savefig(out_dir / "pareto.png", dpi=110)
-    if table["benefit_bc"].notna().any():
-        plots.cap_benefit(table, title=f"{name}: B_c").savefig(out_dir / "cap_benefit.png", dpi=110)
+    _figures(table, out_dir, name)
     if as_json:
         typer.echo(table.to_json(orient="records"))
         return
@@ -161,3 +158,11 @@ def cluster_sweep_cmd(
                   f"{row['egress_cost']:,.2f}", f"{row['overhead_mean_s']:,.1f}", "*" if row["pareto"] else "")
     out.print(t)
 
+
+def _figures(table: pd.DataFrame, out_dir: Path, name: str) -> None:
+    """The sweep's Pareto plot and, when a cap was swept, its benefit B_c."""
+    from broker.cloudcluster import plots  # matplotlib, imported only when a figure is drawn
+
+    plots.pareto(table, title=f"{name}: cost against overhead").savefig(out_dir / "pareto.png", dpi=110)
+    if table["benefit_bc"].notna().any():
+        plots.cap_benefit(table, title=f"{name}: B_c").savefig(out_dir / "cap_benefit.png", dpi=110)

@@ -16,7 +16,6 @@ from rich.table import Table
 from broker.cli import backends, inputs
 from broker.cli.console import out
 from broker.cli.files import write_result
-from broker.hybrid import plots
 from broker.hybrid.metrics import Balance, LeasingResult, cumulative_balance, normalized
 from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
 from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
@@ -145,6 +144,8 @@ def _print_run(payload: dict[str, Any], title: str) -> None:
 def _leasing_plots(jobs: RigidJobs, m: int, summary: SweepSummary, folder: Path, random_runs: int,
                    seed: int) -> list[str]:
     """Figures 5 and 6 into ``folder``; Figure 6 replays the references, best V, random runs and Q-learning."""
+    from broker.hybrid import plots  # matplotlib, imported only when a figure is drawn
+
     folder.mkdir(parents=True, exist_ok=True)
     constant = {v: Balance(twt_pct=100.0 - b["twt_imp_pct"], c_pct=b["cost_pct"]) for v, b in summary.constant.items()}
     paths = [folder / "balance_vs_v.png", folder / "balance_over_time.png"]

@@ -100,14 +100,23 @@ def simulate_cmd(
 def configuration(coh: dict[str, Any], engine: dict[str, Any], ipp: dict[str, Any] | None,
                   reservations: ReservationPlan | None) -> SimulationConfig:
     """The nested configuration of the command's options; what it refuses becomes a ``BadParameter``."""
+    _check_solver(coh["policy"], ipp is not None)
     try:
         return SimulationConfig(CohConfig(**coh), EngineConfig(**engine), IppConfig(**ipp) if ipp else None,
                                 reservations)
     except (ValueError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
-        if ipp and "integer program joins" in message:
-            message = "--solver needs --policy coh, ipp, coh-r or coh-onetype (the IPP is a member of the portfolio)"
-        raise typer.BadParameter(message) from exc
+        raise typer.BadParameter(exc.args[0] if isinstance(exc, KeyError) else str(exc)) from exc
+
+
+def _check_solver(policy: str, solver: bool) -> None:
+    """``--solver`` in the options' words: ``ipp`` needs it, a single heuristic cannot take it."""
+    spec = COH_POLICIES.get(policy) if policy in COH_POLICIES else None
+    takes = [name for name in COH_POLICIES.names() if COH_POLICIES.get(name).takes_ipp]
+    if spec is not None and spec.needs_ipp and not solver:
+        raise typer.BadParameter(f"--policy {policy} needs --solver cbc or cpsat (the integer program it runs)")
+    if solver and spec is not None and not spec.takes_ipp:
+        raise typer.BadParameter(f"--solver goes with --policy {', '.join(takes)}; --policy {policy} is one "
+                                 "heuristic (the integer program is a member of the portfolio)")
 
 
 def _plan(path: Path | None, policy: str) -> ReservationPlan | None:

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from tests.conftest import cloudbroker, trace_path
 from workloads.htc import htc_view
@@ -46,7 +45,6 @@ def test_cli_reads_a_volumes_file(tmp_path):
     trace = str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz"))
     path = tmp_path / "v.csv"
     path.write_text("job_id,input_bytes,output_bytes\n" + "\n".join(f"{j},0,{2**30}" for j in range(1, 60000)))
-    runner = CliRunner()
     result = cloudbroker(*["cluster", "--trace", trace, "--limit-jobs", "300", "--volumes", str(path), "--json"])
     assert result.code == 0, result.err
     payload = json.loads(result.out)

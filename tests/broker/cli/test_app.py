@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -99,7 +101,9 @@ def test_simulate_ipp_alone_and_win_counts_in_the_table() -> None:
                                 "--time-limit", "0.05"])
     assert table.exit_code == 0 and "IPP" in table.stdout and "portfolio wins" in table.stdout
     bad = cloudbroker(*["simulate", "--synthetic", "--policy", "FCFS-SM", "--solver", "cpsat"])
-    assert bad.code != 0 and "--solver needs" in bad.err
+    assert bad.code == 2 and "--solver goes with --policy coh, ipp, coh-r, coh-onetype" in bad.err
+    alone = cloudbroker("simulate", "--synthetic", "--policy", "ipp")
+    assert alone.code == 2 and "--policy ipp needs --solver cbc or cpsat" in alone.err
 
 
 def test_plan_reservations_then_replay_the_plan(tmp_path: Path) -> None:
@@ -197,3 +201,52 @@ def test_leasing_sweep_plots_figures_5_and_6(tmp_path: Path) -> None:
                  "--json")
     assert [Path(p).name for p in out["plots"]] == ["balance_vs_v.png", "balance_over_time.png"]
     assert all(Path(p).stat().st_size > 10_000 for p in out["plots"])
+
+
+def test_help_lists_each_command_with_its_own_summary() -> None:
+    from broker.cli.app import COMMANDS
+
+    listing = cloudbroker("--help")
+    assert listing.code == 0
+    for name, ref in COMMANDS.items():
+        command = ref.load(name)
+        assert command.name == name
+        assert (command.help or "").strip().splitlines()[0] == ref.summary, name
+        assert name in listing.out
+    assert [line.split()[1] for line in listing.out.splitlines()
+            if line.startswith("│ ") and line.split()[1] in COMMANDS] == list(COMMANDS)
+
+
+def test_unknown_command_is_refused_with_a_suggestion() -> None:
+    run = cloudbroker("simulat")
+    assert run.code == 2 and "Did you mean 'simulate'?" in run.err and run.err.count("\n") == 1
+
+
+def test_trace_keeps_its_info_subcommand() -> None:
+    run = cloudbroker("trace", "--help")
+    assert run.code == 0 and "info" in run.out and "COMMAND" in run.out
+
+
+HEAVY = ("numpy", "pandas", "ortools", "pulp", "matplotlib", "dask", "distributed", "ray", "scipy", "sklearn")
+
+
+def imported_by(*args: str) -> list[str]:
+    """The heavy libraries a fresh ``cloudbroker`` process imported to run ``args``."""
+    code = ("import json, sys\nfrom broker.cli import main\nstatus = main(sys.argv[1:])\n"
+            f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n")
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_help_imports_no_heavy_library() -> None:
+    assert imported_by("--help") == []
+
+
+def test_trace_info_imports_no_solver_plotting_or_cluster_library() -> None:
+    assert imported_by("trace", "info", str(trace_path("NASA-iPSC-1993-3.1-cln.swf.gz")), "--json") == [
+        "numpy", "pandas"]
+
+
+@pytest.mark.parametrize("command", ["leasing", "cluster"])
+def test_a_command_help_does_not_draw_in_matplotlib(command: str) -> None:
+    assert "matplotlib" not in imported_by(command, "--help")
