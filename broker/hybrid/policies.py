@@ -137,6 +137,8 @@ def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float =
     while not site.finished():
         until = t + step
         done = policy.step(site, until)
+        if done.site is not site:
+            done.site.succeed(site)
         site, simulated = done.site, simulated + done.simulated
         rows.append((t, done.cap, site.wait_s, site.cloud_cpu_s, done.simulated))
         record(len(jobs), site.drain_log(), start, where)

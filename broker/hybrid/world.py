@@ -104,6 +104,16 @@ class HybridWorld:
         twin.recorder = _SILENT  # a clone's progress is not the run's
         return twin
 
+    def succeed(self, previous: HybridWorld) -> None:
+        """Continue the run of ``previous`` (a learner carries on from one of its clones).
+
+        The run's recorder moves here, and the progress marks the clone passed silently are reported.
+        """
+        self.recorder, self._every = previous.recorder, previous._every
+        for ended in range(previous.ended + 1, self.ended + 1):
+            if ended % self._every == 0 or ended == len(self._nodes):
+                self.recorder.progress(ended, len(self._nodes))
+
     def finished(self) -> bool:
         """Every job submitted and ended."""
         return not len(self.kernel) and not self.cluster.queue

@@ -8,12 +8,15 @@ import numpy as np
 import pytest
 
 from broker.cloudcluster.policies import (
+    CLUSTER_POLICIES,
     ClusterPolicy,
     Delay,
+    EndOfPeriod,
     FixedKeepAlive,
     IdleKeepAlive,
     IdleTimeout,
     LoadKeepAlive,
+    Merged,
     NextHour,
     PerUser,
     parse_keepalive,
@@ -232,3 +235,126 @@ def test_the_keep_alive_decision_pauses_the_world_and_a_copy_runs_on_alike() -> 
     a, b = summarize(run(world, rng)), summarize(run(twin, twin_rng))
     for r in (a, b):
         assert r.jobs.equals(whole.jobs) and r.instances.equals(whole.instances)
+
+
+# -- the rules one by one, on their boundaries (module docstring of broker.cloudcluster.policies) -------------
+
+def test_pools_merged_and_per_user() -> None:
+    users = np.array([3, 0, 3, 1])
+    assert Merged().pool_of(users).tolist() == [0, 0, 0, 0] and Merged().pool_of(users).dtype == np.int64
+    assert PerUser().pool_of(users).tolist() == [3, 0, 3, 1] and PerUser().pool_of(users).dtype == np.int64
+    assert ClusterPolicy().pools == Merged() and ClusterPolicy().release == EndOfPeriod()
+    assert (ClusterPolicy().cap, ClusterPolicy().keepalive, ClusterPolicy().start) == (None, None, ())
+
+
+def test_delay_and_its_burst_exception_on_the_boundary() -> None:
+    assert Delay(600).not_before(100.0, waiting=50, cap=10) == 700.0  # no burst ratio: always delayed
+    assert Delay(0).not_before(100.0, waiting=0, cap=10) == 100.0
+    burst = Delay(600, burst_ratio=0.5)
+    assert burst.not_before(100.0, waiting=5, cap=10) == 700.0  # 5 wait, not more than 0.5 x 10
+    assert burst.not_before(100.0, waiting=6, cap=10) == 100.0  # more than 5 wait: a burst, no delay
+    assert Delay(600, burst_ratio=0.0).not_before(100.0, waiting=1, cap=10) == 100.0
+    assert Delay(600, burst_ratio=0.0).not_before(100.0, waiting=0, cap=10) == 700.0
+    for bad in ({"seconds": -1.0}, {"seconds": 10.0, "burst_ratio": -0.1}):
+        with pytest.raises(ValueError):
+            Delay(**bad)
+
+
+def test_next_hour_holds_the_last_seconds_of_each_hour_only() -> None:
+    rule = NextHour(1200)
+    assert rule.not_before(2399.0, waiting=0, cap=1) == 2399.0  # 1201 s before 3600
+    assert rule.not_before(2400.0, waiting=0, cap=1) == 3600.0  # exactly 1200 s before: held
+    assert rule.not_before(3599.0, waiting=0, cap=1) == 3600.0
+    assert rule.not_before(3600.0, waiting=0, cap=1) == 3600.0  # on the hour: a whole hour ahead, not held
+    assert rule.not_before(9800.0, waiting=0, cap=1) == 10800.0 and rule.not_before(9000.0, waiting=0, cap=1) == 9000.0
+    assert NextHour(0).not_before(3599.0, waiting=0, cap=1) == 3599.0
+    assert NextHour(100, hour=1000).not_before(950.0, waiting=0, cap=1) == 1000.0
+    assert NextHour(100, hour=1000).not_before(850.0, waiting=0, cap=1) == 850.0
+    assert NextHour(3599).hour == 3600.0
+    for seconds in (-1.0, 3600.0):
+        with pytest.raises(ValueError):
+            NextHour(seconds)
+
+
+def test_keep_alive_probability_bounds_and_draws() -> None:
+    view = View()
+    for p in (0.0, 1.0):
+        assert FixedKeepAlive(p).p == p and IdleKeepAlive(p).p == p and LoadKeepAlive(p).p == p
+    for p in (-0.01, 1.01):
+        for rule in (FixedKeepAlive, IdleKeepAlive, LoadKeepAlive):
+            with pytest.raises(ValueError, match="probability"):
+                rule(p)
+    with pytest.raises(ValueError, match="window"):
+        LoadKeepAlive(0.5, 0.0)
+    assert LoadKeepAlive(0.5).window == 3600.0 and LoadKeepAlive(0.5, 1e-3).window == 1e-3
+    rng = np.random.default_rng(0)
+    assert not any(FixedKeepAlive(0.0).keep(0.0, view, rng) for _ in range(100))
+    assert all(FixedKeepAlive(1.0).keep(0.0, view, rng) for _ in range(100))
+    # one draw per decision: the rule keeps exactly when the draw is below its probability
+    draws = np.random.default_rng(5).random(200)
+    rng = np.random.default_rng(5)
+    kept = [FixedKeepAlive(0.3).keep(0.0, view, rng) for _ in range(200)]
+    assert kept == [bool(d < 0.3) for d in draws]
+
+
+class NoneHired:
+    idle, hired = 0, 0
+
+    def load(self, t: float, window: float) -> float:
+        return 0.0
+
+
+class AllBusy:
+    idle, hired = 0, 5
+
+    def load(self, t: float, window: float) -> float:
+        return 1.0
+
+
+def test_idle_keep_alive_with_no_instance_or_none_idle() -> None:
+    assert IdleKeepAlive(0.6).probability(0.0, NoneHired()) == 0.0
+    assert IdleKeepAlive(0.6).probability(0.0, AllBusy()) == 0.6
+    assert LoadKeepAlive(0.6).probability(0.0, AllBusy()) == 0.6
+
+
+def test_parse_keepalive_forms() -> None:
+    assert parse_keepalive("fixed:0.3") == FixedKeepAlive(0.3)
+    assert parse_keepalive("idle:1") == IdleKeepAlive(1.0)
+    assert parse_keepalive("load:0.5") == LoadKeepAlive(0.5, 3600.0)
+    for bad in ("load", "load:0.1:60:7", "fixed:x", "", "idle"):
+        with pytest.raises(ValueError, match="keep-alive"):
+            parse_keepalive(bad)
+
+
+def test_release_rules_and_their_bounds() -> None:
+    assert EndOfPeriod().idle_timeout() is None
+    assert IdleTimeout(0.0).idle_timeout() == 0.0 and IdleTimeout(600).idle_timeout() == 600
+    with pytest.raises(ValueError, match="idle_timeout"):
+        IdleTimeout(-1.0)
+    assert ClusterPolicy(cap=1).cap == 1
+    with pytest.raises(ValueError, match="cap"):
+        ClusterPolicy(cap=0)
+    assert ClusterPolicy(release=IdleTimeout(60)).keepalive is None
+    assert ClusterPolicy(keepalive=FixedKeepAlive(0.5)).release == EndOfPeriod()
+
+
+def test_start_rules_combine_to_the_latest_time() -> None:
+    assert ClusterPolicy().not_before(3000.0, waiting=0, cap=10) == 3000.0
+    both = ClusterPolicy(start=(Delay(300), NextHour(1200)))
+    assert both.not_before(3000.0, waiting=0, cap=10) == 3600.0  # next hour (3600) after the delay (3300)
+    assert both.not_before(1000.0, waiting=0, cap=10) == 1300.0  # the delay; 1300 is not held by P6
+    assert ClusterPolicy(start=(NextHour(1200), Delay(900))).not_before(3000.0, waiting=0, cap=10) == 3900.0
+
+
+def test_named_policies_build_the_rules_they_name() -> None:
+    get = CLUSTER_POLICIES.get
+    assert get("merged")() == ClusterPolicy()
+    assert get("per-user")() == ClusterPolicy(pools=PerUser())
+    assert get("cap")(n=7) == ClusterPolicy(cap=7)
+    assert get("keepalive-fixed")(p=0.2) == ClusterPolicy(keepalive=FixedKeepAlive(0.2))
+    assert get("keepalive-idle")(p=0.2) == ClusterPolicy(keepalive=IdleKeepAlive(0.2))
+    assert get("keepalive-load")(p=0.2, window=60.0) == ClusterPolicy(keepalive=LoadKeepAlive(0.2, 60.0))
+    assert get("delay")(seconds=60.0) == ClusterPolicy(start=(Delay(60.0),))
+    assert get("burst")(seconds=60.0, ratio=0.1, cap=5) == ClusterPolicy(cap=5, start=(Delay(60.0, burst_ratio=0.1),))
+    assert get("next-hour")(seconds=60.0) == ClusterPolicy(start=(NextHour(60.0),))
+    assert get("idle-timeout")(seconds=60.0) == ClusterPolicy(release=IdleTimeout(60.0))

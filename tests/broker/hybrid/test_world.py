@@ -10,7 +10,8 @@ import pytest
 from broker.hybrid.learning import QLearner, learn_step, rewards_of
 from broker.hybrid.metrics import LeasingResult, balance
 from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
-from broker.hybrid.world import CLOUD, LOCAL, HybridWorld
+from broker.hybrid.world import CLOUD, LOCAL, HybridWorld, record, replay
+from broker.sim.recorder import Recorder
 from workloads.rigid import RigidJobs
 
 
@@ -152,3 +153,108 @@ def test_stepped_policies_equal_a_replay_of_their_caps(policy: str) -> None:
     assert (np.diff(cumulative, axis=0) >= 0).all()
     assert local_nodes_never_exceed(run, jobs, 16)
     assert not np.isnan(starts(run)).any() and np.all(starts(run) >= jobs.submit)
+
+
+def test_an_empty_site_starts_at_zero_with_no_cloud_and_is_finished() -> None:
+    empty = rigid([], [], [])
+    site = HybridWorld(empty, 4)
+    assert (site.now, site.cap, site.cloud_used, len(site.kernel)) == (0.0, 0.0, 0, 0) and site.finished()
+    site.run(100.0, 3)
+    assert (site.now, site.wait_s, site.cloud_cpu_s, site.drain_log()) == (100.0, 0.0, 0.0, [])
+    schedule, world = replay(empty, 4)
+    assert len(schedule.start) == 0 and world.finished()
+
+
+def test_a_new_site_runs_the_cluster_alone_until_a_run_sets_a_cap() -> None:
+    site = HybridWorld(rigid([5, 10], [100, 50], [4, 2]), 4)
+    assert (site.now, site.cap, site.cloud_used, site.peak_cloud, site.need) == (5.0, 0.0, 0, 0, math.inf)
+
+
+def test_validation_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+    calls: list[str] = []
+
+    class Spy:
+        def __init__(self, world: object) -> None:
+            made.append(world)
+
+        def before_pass(self) -> None: ...
+
+        def at_pass(self, now: float) -> None: ...
+
+        def at_end(self) -> None:
+            calls.append("end")
+
+    monkeypatch.setattr("broker.hybrid.world.HybridValidator", Spy)
+    jobs = rigid([0, 10], [100, 50], [4, 2])
+    HybridWorld(jobs, 4).run(math.inf, 0)
+    replay(jobs, 4)
+    assert made == [] and calls == []
+    site = HybridWorld(jobs, 4, validate=True)
+    assert made == [site]
+    _, world = replay(jobs, 4, validate=True)  # checked as it runs, and once at the end
+    assert made[-1] is world and calls == ["end"]
+
+
+def test_replay_defaults_to_the_cluster_alone() -> None:
+    jobs = rigid([0, 10], [100, 50], [4, 2])
+    schedule, world = replay(jobs, 4)
+    assert world.cap == 0.0 and (world.wait_s, world.cloud_cpu_s) == (90.0, 0.0)
+    assert schedule.start.tolist() == [0.0, 100.0] and schedule.site.tolist() == [LOCAL, LOCAL]
+    assert schedule.end.tolist() == [100.0, 150.0] and np.isnan(schedule.promised).all()
+
+
+def test_record_writes_the_started_jobs_and_leaves_the_others_unstarted() -> None:
+    start, where = record(3, [(1, 5.0, CLOUD)])
+    assert np.isnan(start[[0, 2]]).all() and start[1] == 5.0
+    assert where.tolist() == [-1, CLOUD, -1]  # -1: not started, neither local nor cloud
+    start, where = record(3, [(0, 7.0, LOCAL), (2, 9.0, CLOUD)], start, where)  # into the same arrays
+    assert start.tolist() == [7.0, 5.0, 9.0] and where.tolist() == [LOCAL, CLOUD, CLOUD]
+    start, where = record(2, [])
+    assert np.isnan(start).all() and where.tolist() == [-1, -1]
+
+
+def test_batches_list_each_instant_of_one_run_only() -> None:
+    # job 0 (4 nodes) starts at 0; job 1 (2 nodes) waits at 10 under cap 0
+    site = HybridWorld(rigid([0, 10], [100, 50], [4, 2]), 4)
+    batches: list[tuple[float, int]] = []
+    site.run(50.0, 0, batches)
+    assert batches == [(0.0, 0), (0.0, 0), (10.0, 0)]  # the first pass, then the passes at 0 and 10
+    site.run(math.inf, 2)  # a later run without a list: nothing more lands in the old one
+    assert batches == [(0.0, 0), (0.0, 0), (10.0, 0)]
+    assert site.drain_log()[-1] == (1, 50.0, CLOUD)
+
+
+@pytest.mark.parametrize(("every", "calls"), [(1, [(1, 3), (2, 3), (3, 3)]), (2, [(2, 3), (3, 3)]),
+                                              (5, [(3, 3)])])
+def test_progress_is_the_runs_own_not_its_clones(every: int, calls: list[tuple[int, int]]) -> None:
+    # the learner's clones run ahead of the site: their ends must not reach the run's progress callback
+    seen: list[tuple[int, int]] = []
+    jobs = rigid([0, 10, 20], [100, 50, 50], [4, 2, 2])
+    recorder = Recorder(progress=lambda done, total: seen.append((done, total)), every=every)
+    run_leasing(jobs, 4, LEASING_POLICIES.get("qlearning")(4), step=30.0, recorder=recorder)
+    assert seen == calls
+
+
+def test_a_step_shorter_than_a_second_still_integrates_the_wait() -> None:
+    site = HybridWorld(rigid([0, 0.25], [100, 50], [4, 2]), 4)
+    site.run(0.75, 0)  # job 1 waits from 0.25 to the step's end at 0.75
+    assert (site.now, site.wait_s, site.cloud_cpu_s) == (0.75, 0.5, 0.0)
+    site.run(1.5, 2)  # the raised cap takes it at 0.75: 2 nodes for 0.75 s
+    assert (site.now, site.wait_s, site.cloud_cpu_s) == (1.5, 0.5, 1.5)
+
+
+def test_a_clone_measures_its_peak_and_the_cap_a_blocked_transfer_needed() -> None:
+    # 4 local nodes busy until 100; job 1 (2 nodes) goes to the cloud at 10 under V = 2; job 2 (3 nodes) at 20
+    # would need 2 + 3 = 5 cloud nodes: the smallest cap that would have let it go
+    site = HybridWorld(rigid([0, 10, 20], [100, 50, 50], [4, 2, 3]), 4)
+    site.run(5.0, 0)
+    clone = site.clone()
+    assert (clone.peak_cloud, clone.need, clone.drain_log()) == (0, math.inf, [])
+    clone.run(30.0, 2)
+    assert (clone.cloud_used, clone.peak_cloud, clone.need) == (2, 2, 5.0)
+    assert clone.drain_log() == [(1, 10.0, CLOUD)]
+    again = clone.clone()  # measured afresh from the clone's own state
+    assert (again.peak_cloud, again.need) == (2, math.inf)
+    again.run(40.0, 5)  # a cap of 5 takes job 2 at once
+    assert (again.cloud_used, again.peak_cloud, again.need) == (5, 5, math.inf)

@@ -169,3 +169,123 @@ def test_run_until_before_now_is_refused_and_so_is_a_nan_time() -> None:
         k.run([lambda t, p: None], until=4.0)
     with pytest.raises(ValueError, match="before the current time"):
         k.schedule(math.nan, 0)
+
+
+def test_a_new_kernel_starts_at_zero_and_refuses_negative_times() -> None:
+    k = Kernel()
+    assert k.now == 0.0 and k.popped == 0 and len(k) == 0
+    with pytest.raises(ValueError, match="before the current time"):
+        k.schedule(-0.5, 0)
+    assert Kernel(start=7.0).now == 7.0
+
+
+def test_peek_without_cancellations_is_the_earliest_time_and_inf_when_empty() -> None:
+    k = Kernel()
+    assert k.peek() == math.inf
+    k.schedule(3.0, 0, "c")
+    k.schedule(1.0, 2, "a")  # kind and payload differ from the time: peek reads the time
+    k.schedule(2.0, 1, "b")
+    assert k.peek() == 1.0 and k.popped == 0 and len(k) == 3
+
+
+def test_peek_after_a_cancellation_is_the_next_live_event_not_the_last() -> None:
+    k = Kernel()
+    first = k.schedule(1.0, 0)
+    k.schedule(2.0, 0)
+    k.schedule(3.0, 0)
+    k.cancel(first)
+    assert k.peek() == 2.0 and k.popped == 1 and len(k) == 2
+
+
+def test_peek_skips_cancelled_events_by_their_id_not_their_kind_or_payload() -> None:
+    # a's kind and payload are b's id: dropping the cancelled a must not revive the cancelled b
+    k, w = Kernel(), Log()
+    b = k.schedule(2.0, 0, "b")
+    k.schedule(3.0, 0, "c")
+    a = k.schedule(1.0, b, b)
+    k.cancel(a)
+    k.cancel(b)
+    assert k.peek() == 3.0 and k.popped == 2
+    k.run(w.handlers)
+    assert w.seen == [(3.0, 0, "c")]
+
+
+def test_a_cancelled_head_kind_is_not_taken_for_an_id() -> None:
+    # the cancelled event (id 0) has kind 2; the live one has kind 0 = the cancelled id
+    k = Kernel()
+    k.cancel(k.schedule(1.0, 2))  # id 0 on a new kernel
+    k.schedule(2.0, 0)
+    assert k.peek() == 2.0
+
+
+def test_run_skips_a_cancelled_event_and_goes_on_to_later_ones() -> None:
+    k, w = Kernel(), Log()
+    k.cancel(k.schedule(1.0, 0, "gone"))
+    k.schedule(2.0, 0, "kept")
+    k.schedule(3.0, 1, "later")
+    assert k.run(w.handlers) is False
+    assert [s[2] for s in w.seen] == ["kept", "later"] and k.now == 3.0 and k.popped == 3
+
+
+def test_settle_drops_cancelled_events_of_the_instant_by_id() -> None:
+    # x is handled at 1; y, cancelled, at the same instant, has z's id as its kind and payload; z is cancelled
+    # at 2: dropping y before the settle must not revive z
+    k, w = Kernel(), Log()
+    settled: list[float] = []
+    z = k.schedule(2.0, 2, "z")
+    k.schedule(1.0, 0, "x")
+    y = k.schedule(1.0, z, z)
+    k.schedule(3.0, 0, "w")
+    k.cancel(y)
+    k.cancel(z)
+    k.run(w.handlers, settle=settled.append)
+    assert [s[2] for s in w.seen] == ["x", "w"]
+    assert settled == [1.0, 3.0] and k.popped == 4
+
+
+def test_ticker_accepts_a_period_below_one_second() -> None:
+    ticker = Ticker(Kernel(), 0, 0.5)
+    assert ticker.grid(0.7) == 1.0 and ticker.grid(1.0) == 1.0
+
+
+def test_ticker_request_at_the_pending_grid_point_keeps_the_pending_tick() -> None:
+    k = Kernel()
+    ticker = Ticker(k, 0, 10.0)
+    ticks: list[float] = []
+
+    def tick(t: float, _: Any) -> None:
+        ticker.fired(t)
+        ticks.append(t)
+
+    ticker.request(3.0)   # -> 10
+    ticker.request(7.0)   # -> 10 as well: nothing to replace
+    assert ticker.at == 10.0 and len(k) == 1
+    k.run([tick])
+    assert ticks == [10.0] and k.popped == 1
+
+
+def test_a_ticker_copy_keeps_its_last_tick_and_its_pending_one() -> None:
+    k = Kernel()
+    ticker = Ticker(k, 0, 10.0)
+    fresh = ticker.copy(k.copy())  # a ticker that never ticked copies too
+    assert (fresh.last, fresh.at, fresh.period, fresh.kind) == (-math.inf, math.inf, 10.0, 0)
+    ticks: list[tuple[str, float]] = []
+
+    def on(name: str, which: Any) -> Any:
+        def tick(t: float, _: Any) -> None:
+            which().fired(t)
+            ticks.append((name, t))
+        return tick
+
+    ticker.request(3.0)
+    k.run([on("a", lambda: ticker)], until=10.0)
+    ticker.request(25.0)  # -> 30
+    k2 = k.copy()
+    twin = ticker.copy(k2)
+    assert twin is not ticker and twin.kernel is k2
+    assert (twin.last, twin.at, twin.period, twin.kind) == (10.0, 30.0, 10.0, 0)
+    assert twin.grid(10.0) == 20.0  # after the last tick
+    twin.request(11.0)  # -> 20, earlier than 30: replaces the pending tick in the copy's kernel only
+    k2.run([on("b", lambda: twin)])
+    k.run([on("a", lambda: ticker)])
+    assert ticks == [("a", 10.0), ("b", 20.0), ("a", 30.0)]
