@@ -35,6 +35,10 @@ class RigidJobs:
     def __len__(self) -> int:
         return len(self.submit)
 
+    def head(self, n: int) -> RigidJobs:
+        """The first ``n`` jobs (by submit time)."""
+        return RigidJobs(self.submit[:n], self.runtime[:n], self.estimate[:n], self.nodes[:n])
+
 
 def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterReport]:
     """The jobs of an SWF trace for an ``nodes``-node cluster (see the module docstring)."""

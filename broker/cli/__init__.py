@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     except ClickException as exc:  # a bad option or argument
         ctx = getattr(exc, "ctx", None)
         where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
-        return _refuse(getattr(exc, "format_message", exc.__str__)() + where, int(getattr(exc, "exit_code", 2)))
+        message = getattr(exc, "format_message", exc.__str__)() + _given(exc) + where
+        return _refuse(message, int(getattr(exc, "exit_code", 2)))
     except CloudbrokerError as exc:
         return _refuse(str(exc))
     except KeyboardInterrupt:
@@ -44,6 +45,18 @@ def main(argv: list[str] | None = None) -> int:
         print(BUG, file=sys.stderr)
         return 1
     return status if isinstance(status, int) else 0
+
+
+def _given(exc: BaseException) -> str:
+    """``; got VALUE`` when the option's value was refused by typer's validation (which keeps the input)."""
+    errors = getattr(exc.__cause__, "errors", None)
+    if not callable(errors):
+        return ""
+    try:
+        first = errors()[0]
+    except (IndexError, TypeError):
+        return ""
+    return f"; got {first['input']!r}" if isinstance(first, dict) and "input" in first else ""
 
 
 def _refuse(message: str, status: int = 2) -> int:

@@ -59,10 +59,10 @@ def workers(value: int) -> int:
 def kept(report: FilterReport, n: int, label: str) -> dict[str, Any]:
     """Say on stderr what the job view removed; refuse when no job is left; the counts for ``--json``."""
     removed = {why: count for why, count in report.removed.items() if count}
-    if removed:
-        print(f"{label}: {report.describe()}", file=sys.stderr)
     if n == 0:
         raise InputError(f"{label}: no job left to simulate ({report.describe()})")
+    if removed:
+        print(f"{label}: {report.describe()}", file=sys.stderr)
     return {"jobs_in": report.read, "jobs_removed": removed, "jobs_kept": report.kept}
 
 

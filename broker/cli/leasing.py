@@ -35,6 +35,7 @@ def leasing_cmd(
                                               help="Local nodes M (default: the trace header's MaxProcs).")] = None,
     span: Annotated[float, typer.Option(callback=inputs.positive,
                                         help="Policy step (s); the paper's day.")] = 86400.0,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     epsilon_k: Annotated[int, typer.Option(min=1, help="Random V evaluated per step by --policy egreedy.")] = 3,
     discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the random and egreedy policies.")] = 0,
@@ -63,6 +64,7 @@ def leasing_cmd(
         raise typer.BadParameter(str(exc)) from exc
     jobs, report = rigid_view(swf.frame, nodes=m)
     counts = inputs.kept(report, len(jobs), trace)
+    jobs = jobs if limit_jobs is None else jobs.head(limit_jobs)
     _check_steps(jobs, span)
     mode: Discipline = "easy" if discipline == "easy" else "conservative"
     started = time.perf_counter()
@@ -168,6 +170,7 @@ def leasing_sweep_cmd(
     trace: Annotated[str, typer.Option(help="SWF file path (workers read it) or registry name.")],
     nodes: Annotated[int | None, typer.Option(min=1,
                                               help="Local nodes M (default: the trace header's MaxProcs).")] = None,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",
     random_runs: Annotated[int, typer.Option(min=0, help="Runs of the random policy.")] = 1000,
     backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
@@ -188,20 +191,24 @@ def leasing_sweep_cmd(
     swf = inputs.trace(trace)
     m = _nodes(swf, nodes)
     values = _caps(v, m)
+    view, report = rigid_view(swf.frame, nodes=m)
+    counts = inputs.kept(report, len(view), trace)
+    jobs = view if limit_jobs is None else view.head(limit_jobs)
     ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
-                                     random_runs=random_runs, root_seed=seed)
+                                     random_runs=random_runs, root_seed=seed, limit=limit_jobs)
     todo = [*ref, *const, *rand]
     results = backends.sweep(sweep_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     by_cap = {int(c.config["params"]["v"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
     summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values}, results[1 + len(const):])
-    payload = {"trace": trace, "nodes": m, "cells": len(todo), "backend": backend, **summary.to_dict()}
+    payload = {"trace": trace, "nodes": m, "jobs": len(jobs), **counts, "cells": len(todo), "backend": backend,
+               **summary.to_dict()}
     undefined = normalized(0.0, 0.0, by_cap[0]["twt_s"], results[0]["cloud_cpu_s"])["undefined"]
     if undefined:
         payload["undefined"] = undefined
         print(f"warning: {trace}: {'; '.join(sorted(set(undefined.values())))}: the balances are not meaningful",
               file=sys.stderr)
     if plot is not None:
-        payload["plots"] = _leasing_plots(rigid_view(swf.frame, nodes=m)[0], m, summary, plot, plot_random, seed)
+        payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return

@@ -26,21 +26,26 @@ CELL_NAME = "leasing-v2"
 TRACES: Memo[RigidJobs] = Memo(size=4)
 
 
-def rigid_trace(trace: str, nodes: int) -> RigidJobs:
-    """The rigid view of ``trace`` for ``nodes`` local nodes, built once per process (:data:`TRACES`)."""
-    return TRACES.get((trace, nodes), lambda: rigid_view(load_trace(trace).frame, nodes=nodes)[0])
+def rigid_trace(trace: str, nodes: int, limit: int | None = None) -> RigidJobs:
+    """The rigid view of ``trace`` for ``nodes`` local nodes (its first ``limit`` jobs), built once per process."""
+    def build() -> RigidJobs:
+        jobs = rigid_view(load_trace(trace).frame, nodes=nodes)[0]
+        return jobs if limit is None else jobs.head(limit)
+
+    return TRACES.get((trace, nodes, limit), build)
 
 
 def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """One leasing run as a sweep cell (:mod:`broker.sweep`): a pure function of config and seed.
 
-    ``config``: ``trace`` (path or registry name), ``nodes``, ``policy`` (a name of
-    :data:`~broker.hybrid.policies.LEASING_POLICIES`), its ``params`` (``"inf"`` for an infinite
+    ``config``: ``trace`` (path or registry name), ``nodes``, ``limit`` (the first jobs only; optional),
+    ``policy`` (a name of :data:`~broker.hybrid.policies.LEASING_POLICIES`), its ``params`` (``"inf"`` for an infinite
     number, as JSON has none: ``{"v": "inf"}``) and ``step`` (s, a day by default); the seed goes
     to the policy. Returns ``twt_s``, ``cloud_cpu_s``, ``simulated`` (site runs) and ``cap_mean``.
     """
     m = int(config["nodes"])
-    jobs = rigid_trace(str(config["trace"]), m)
+    limit = config.get("limit")
+    jobs = rigid_trace(str(config["trace"]), m, None if limit is None else int(limit))
     params = {k: math.inf if v == "inf" else v for k, v in config.get("params", {}).items()}
     policy = LEASING_POLICIES.get(str(config["policy"]))(m, seed=seed, **params)
     run = run_leasing(jobs, m, policy, step=float(config.get("step", DAY)))
@@ -66,10 +71,10 @@ class SweepSummary:
                            "std": float(rb.std()) if len(rb) else None, "best": float(rb.max()) if len(rb) else None}}
 
 
-def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int,
-                  root_seed: int = 1) -> tuple[list[Cell], list[Cell], list[Cell]]:
+def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int, root_seed: int = 1,
+                  limit: int | None = None) -> tuple[list[Cell], list[Cell], list[Cell]]:
     """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
-    base = {"trace": trace, "nodes": nodes}
+    base: dict[str, Any] = {"trace": trace, "nodes": nodes, **({} if limit is None else {"limit": limit})}
     ref = cells([{**base, "policy": "constant", "params": {"v": "inf"}}], name=CELL_NAME, root_seed=root_seed)
     const = cells([{**base, "policy": "constant", "params": {"v": v}} for v in v_values], name=CELL_NAME,
                   root_seed=root_seed)

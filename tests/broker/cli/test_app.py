@@ -183,6 +183,29 @@ def test_leasing_constant_cap_zero_is_the_local_reference() -> None:
     assert bad.code == 2 and "constant:31" in bad.err
 
 
+def test_leasing_limit_jobs_runs_the_first_jobs_of_the_view() -> None:
+    from broker.hybrid.policies import LEASING_POLICIES, run_leasing
+    from workloads.rigid import rigid_view
+    from workloads.swf import read_swf
+
+    path = trace_path("KTH-SP2-1996-2.1-cln.swf.gz")
+    out = invoke("leasing", "--trace", str(path), "--policy", "constant:3", "--limit-jobs", "250", "--json")
+    assert (out["jobs"], out["jobs_in"], out["jobs_kept"], out["jobs_removed"]) == (250, 28_476, 28_475,
+                                                                                    {"processors unknown": 1})
+    view = rigid_view(read_swf(path).frame, nodes=100)[0].head(250)
+    run = run_leasing(view, 100, LEASING_POLICIES.get("constant")(100, v=3.0))
+    assert (out["twt_s"], out["cloud_cpu_s"]) == (run.summary.twt_s, run.summary.cloud_cpu_s)
+
+
+def test_leasing_sweep_limit_jobs_reaches_every_cell(tmp_path: Path) -> None:
+    args = ("leasing", "sweep", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--v", "0:2",
+            "--random-runs", "1", "--n-jobs", "1", "--limit-jobs", "200", "--store", str(tmp_path), "--json")
+    out = invoke(*args)
+    cells = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert out["jobs"] == 200 and out["jobs_kept"] == 28_475 and len(cells) == 5
+    assert all(c["config"]["limit"] == 200 for c in cells), cells[0]
+
+
 def test_leasing_sweep_resumes_from_its_store(tmp_path: Path) -> None:
     args = ("leasing", "sweep", "--trace", str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz")), "--v", "0:4",
             "--random-runs", "2", "--n-jobs", "2", "--store", str(tmp_path), "--json")
