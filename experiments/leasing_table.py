@@ -56,11 +56,13 @@ def main() -> None:
     ref, local = by[fixed[0].key], by[fixed[1].key]
     summary = summarize_sweep(ref, local, {int(c.config["params"]["v"]): by[c.key] for c in fixed[1:]},
                               [by[c.key] for c in randoms])
+    if summary.best_v is None:
+        raise SystemExit(f"the balances are undefined: {summary.undefined}")
     best = summary.constant[summary.best_v]
     print("| policy | twt_imp% | c% | balance | clones simulated |\n|---|---|---|---|---|")
     print(f"| best constant V = {summary.best_v} | {best['twt_imp_pct']:.2f} | {best['cost_pct']:.2f} "
           f"| {best['balance']:.2f} | 1 |")
-    rb = np.array(summary.random_balances)
+    rb = np.array(summary.random_balances, dtype=np.float64)
     print(f"| random V per day, mean of {len(rb)} | | | {rb.mean():.2f} ± {rb.std():.2f} | 1 |")
     print(f"| random V per day, best of {len(rb)} | | | {rb.max():.2f} | 1 |")
     for c in learners:

@@ -7,7 +7,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import numpy as np
 import typer
@@ -145,18 +145,25 @@ def _print_run(payload: dict[str, Any], title: str) -> None:
 
 def _leasing_plots(jobs: RigidJobs, m: int, summary: SweepSummary, folder: Path, random_runs: int,
                    seed: int) -> list[str]:
-    """Figures 5 and 6 into ``folder``; Figure 6 replays the references, best V, random runs and Q-learning."""
+    """Figures 5 and 6 into ``folder``; Figure 6 replays the references, best V, random runs and Q-learning.
+
+    The balances must be defined (``summary.best_v`` set).
+    """
     from broker.hybrid import plots  # matplotlib, imported only when a figure is drawn
 
+    best_v = summary.best_v
+    if best_v is None:
+        raise ValueError("figures need defined balances")
     folder.mkdir(parents=True, exist_ok=True)
-    constant = {v: Balance(twt_pct=100.0 - b["twt_imp_pct"], c_pct=b["cost_pct"]) for v, b in summary.constant.items()}
+    constant = {v: Balance(twt_pct=100.0 - cast(float, b["twt_imp_pct"]), c_pct=cast(float, b["cost_pct"]))
+                for v, b in summary.constant.items()}
     paths = [folder / "balance_vs_v.png", folder / "balance_over_time.png"]
-    plots.balance_vs_v(constant, summary.best_v).savefig(paths[0], dpi=110)
+    plots.balance_vs_v(constant, best_v).savefig(paths[0], dpi=110)
     def daily(name: str, **params: Any) -> LeasingResult:
         return run_leasing(jobs, m, LEASING_POLICIES.get(name)(m, **params))
 
     ref0, refinf = daily("constant", v=0), daily("constant", v=math.inf)
-    curves = {f"constant V = {summary.best_v}": cumulative_balance(daily("constant", v=summary.best_v), ref0, refinf)}
+    curves = {f"constant V = {best_v}": cumulative_balance(daily("constant", v=best_v), ref0, refinf)}
     if random_runs:
         runs = [cumulative_balance(daily("random", seed=seed + k), ref0, refinf) for k in range(random_runs)]
         curves[f"random (mean of {random_runs})"] = np.mean(runs, axis=0)
@@ -202,15 +209,17 @@ def leasing_sweep_cmd(
     summary = summarize_sweep(results[0], by_cap[0], {k: by_cap[k] for k in values}, results[1 + len(const):])
     payload = {"trace": trace, "nodes": m, "jobs": len(jobs), **counts, "cells": len(todo), "backend": backend,
                **summary.to_dict()}
-    undefined = normalized(0.0, 0.0, by_cap[0]["twt_s"], results[0]["cloud_cpu_s"])["undefined"]
-    if undefined:
-        payload["undefined"] = undefined
-        print(f"warning: {trace}: {'; '.join(sorted(set(undefined.values())))}: the balances are not meaningful",
+    if summary.best_v is None:
+        why = "; ".join(sorted(set(summary.undefined.values())))
+        print(f"warning: {trace}: {why}: the balances are undefined{', no figure drawn' if plot else ''}",
               file=sys.stderr)
-    if plot is not None:
+    elif plot is not None:
         payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
+        return
+    if summary.best_v is None:
+        out.print(f"balances undefined: {why}")
         return
     best = summary.constant[summary.best_v]
     out.print(f"best constant V = {summary.best_v}: twt_imp {best['twt_imp_pct']:.2f} %, c {best['cost_pct']:.2f} %, "

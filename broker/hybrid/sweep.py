@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
-from broker.hybrid.metrics import balance
+from broker.hybrid.metrics import normalized
 from broker.hybrid.policies import DAY, LEASING_POLICIES, run_leasing
 from broker.sweep import Cell, Memo, cells
 from workloads.cache import load_trace
@@ -56,19 +56,25 @@ def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class SweepSummary:
-    """Balances of a constant-V and random-policy sweep (``SPEC.md`` §5 references)."""
+    """Balances of a constant-V and random-policy sweep (``SPEC.md`` §5 references).
 
-    constant: dict[int, dict[str, float]]
-    best_v: int
-    random_balances: list[float]
+    When a reference is 0 (the V = 0 run never waits, or the unbounded run uses no cloud node) the
+    balances are undefined: ``None`` in every figure, ``best_v`` is ``None`` and ``undefined`` says why.
+    """
+
+    constant: dict[int, dict[str, float | None]]
+    best_v: int | None
+    random_balances: list[float | None]
+    undefined: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        rb = np.asarray(self.random_balances)
-        return {"constant": {str(v): b for v, b in self.constant.items()}, "best_v": self.best_v,
-                "best_constant": self.constant[self.best_v],
-                "random": {"runs": len(rb), "mean": float(rb.mean()) if len(rb) else None,
-                           "std": float(rb.std()) if len(rb) else None, "best": float(rb.max()) if len(rb) else None}}
+        rb = np.asarray([b for b in self.random_balances if b is not None], dtype=np.float64)
+        out = {"constant": {str(v): b for v, b in self.constant.items()}, "best_v": self.best_v,
+               "best_constant": None if self.best_v is None else self.constant[self.best_v],
+               "random": {"runs": len(self.random_balances), "mean": float(rb.mean()) if len(rb) else None,
+                          "std": float(rb.std()) if len(rb) else None, "best": float(rb.max()) if len(rb) else None}}
+        return {**out, "undefined": self.undefined} if self.undefined else out
 
 
 def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int, root_seed: int = 1,
@@ -85,10 +91,14 @@ def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_run
 def summarize_sweep(ref: Mapping[str, Any], local: Mapping[str, Any], constant: Mapping[int, Mapping[str, Any]],
                     randoms: Sequence[Mapping[str, Any]]) -> SweepSummary:
     """Balances against V = 0 (``local``) and V unbounded (``ref``); the best V (ties: the smallest)."""
-    def figures(r: Mapping[str, Any]) -> dict[str, float]:
-        b = balance(r["twt_s"], r["cloud_cpu_s"], local["twt_s"], ref["cloud_cpu_s"])
-        return {"twt_imp_pct": b.twt_imp_pct, "cost_pct": b.c_pct, "balance": b.balance}
+    def figures(r: Mapping[str, Any]) -> dict[str, Any]:
+        return normalized(r["twt_s"], r["cloud_cpu_s"], local["twt_s"], ref["cloud_cpu_s"])
 
-    table = {v: figures(r) for v, r in constant.items()}
-    best = max(table, key=lambda v: (table[v]["balance"], -v))
-    return SweepSummary(table, best, [figures(r)["balance"] for r in randoms])
+    undefined = figures(local)["undefined"]
+    table = {v: {k: f[k] for k in ("twt_imp_pct", "cost_pct", "balance")}
+             for v, f in ((v, figures(r)) for v, r in constant.items())}
+    randoms_balance = [figures(r)["balance"] for r in randoms]
+    if undefined:
+        return SweepSummary(table, None, randoms_balance, undefined)
+    best = max(table, key=lambda v: (cast(float, table[v]["balance"]), -v))
+    return SweepSummary(table, best, randoms_balance)

@@ -1,0 +1,251 @@
+"""Bad input is refused before any work: one line ``error: ...`` on stderr, exit status 2, no file left.
+
+The table holds the mistakes a new user made (issue 12), each with the words its refusal must
+contain. While they run, every function that simulates or sweeps is replaced by one that fails the
+test: a refusal that came after work started shows as a failure, not as a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from broker.cli.app import COMMANDS
+from broker.hybrid.sweep import summarize_sweep
+from tests.conftest import CliRun, cloudbroker, trace_path
+
+KTH = str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+UNKNOWN = "-1 -1 1 -1 -1 -1 -1"  # SWF fields 12-18: user 1, the rest unknown
+
+FILES = {
+    "empty.swf": "; MaxProcs: 4\n",
+    # every job's run time unknown: the view removes them all
+    "filtered.swf": "; MaxProcs: 4\n" + "".join(f"{i} {10 * i} 0 -1 1 -1 -1 1 100 -1 1 {UNKNOWN}\n" for i in (1, 2, 3)),
+    "negative.swf": f"; MaxProcs: 4\n1 0 0 10 -3 -1 -1 1 100 -1 1 {UNKNOWN}\n",
+    "plan.json": json.dumps({"term_years": 1, "reservations": [{"instance_type": "huge", "option": "reserved-light",
+                                                                "count": 1}]}),
+    "cap-empty.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n[[family]]\nname = "a"\ncap = []\n',
+    "no-trace.toml": '[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n',
+    "no-family.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n',
+    "taken": "an existing file\n",
+}
+
+#: (command line, words the one line must hold)
+REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+    (("leasing", "--trace", KTH, "--span", "0"), ("'--span'", "> 0", "got 0")),
+    (("simulate", "--trace", "empty.swf"), ("empty.swf", "no job left", "read 0")),
+    (("simulate", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3 (run time unknown")),
+    (("leasing", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3")),
+    (("cluster", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3")),
+    (("simulate", "--limit-jobs", "0"), ("'--limit-jobs'", "greater than or equal to 1", "got '0'")),
+    (("simulate", "--limit-jobs", "-5"), ("'--limit-jobs'", "greater than or equal to 1", "got '-5'")),
+    (("leasing", "--trace", KTH, "--limit-jobs", "0"), ("'--limit-jobs'", "got '0'")),
+    (("cluster", "--synthetic", "--limit-jobs", "0"), ("'--limit-jobs'", "got '0'")),
+    (("cluster", "--synthetic", "--limit", "0"), ("No such option: --limit", "--limit-jobs")),
+    (("simulate", "--synthetic-jobs", "0"), ("'--synthetic-jobs'", "got '0'")),
+    (("plan-reservations", "--synthetic-jobs", "0"), ("'--synthetic-jobs'", "got '0'")),
+    (("simulate", "--seed", "-1"), ("'--seed'", "greater than or equal to 0", "got '-1'")),
+    (("simulate", "--tick", "0"), ("'--tick'", "> 0", "got 0")),
+    (("simulate", "--boot", "-100"), ("'--boot'", "greater than or equal to 0", "got '-100'")),
+    (("cluster", "--synthetic", "--boot", "-5"), ("'--boot'", "got '-5'")),
+    (("simulate", "--policy", "ipp", "--time-limit", "nan"), ("'--time-limit'", "finite", "got nan")),
+    (("simulate", "--policy", "ipp"), ("--policy ipp needs --solver", "cbc or cpsat")),
+    (("simulate", "--solver", "cbc", "--policy", "FCFS-SM"), ("--solver",)),
+    (("leasing", "--trace", KTH, "--nodes", "-3"), ("'--nodes'", "got '-3'")),
+    (("leasing", "--trace", KTH, "--nodes", "0"), ("'--nodes'", "got '0'")),
+    (("plan-reservations", "--growth", "-1"), ("'--growth'", "got '-1'")),
+    (("plan-reservations", "--interval", "0"), ("'--interval'", "got '0'")),
+    (("leasing", "sweep", "--trace", KTH, "--random-runs", "-1"), ("'--random-runs'", "got '-1'")),
+    (("simulate", "--policy", "coh-r", "--reservations", "plan.json"), ("plan.json", "'huge'", "reserved-light")),
+    (("cluster", "sweep", "cap-empty.toml", "--out", "out"), ("cap-empty.toml", "'cap'", "empty list")),
+    (("cluster", "sweep", "no-trace.toml", "--out", "out"), ("no-trace.toml", "[workload]", "'nope.swf'",
+                                                             "registered traces")),
+    (("cluster", "sweep", "no-family.toml", "--out", "out"), ("no-family.toml", "[[family]]")),
+    (("simulate", "--out", "taken"), ("--out taken", "a file is there")),
+    (("cluster", "--synthetic", "--out", "taken"), ("--out taken", "a file is there")),
+    (("leasing", "--trace", KTH, "--out", "taken"), ("--out taken", "a file is there")),
+    (("leasing", "sweep", "--trace", KTH, "--store", "taken"), ("--store taken", "a store is a directory")),
+    (("leasing", "sweep", "--trace", KTH, "--plot", "taken"), ("--plot taken", "a file is there")),
+    (("cluster", "sweep", "no-family.toml", "--out", "taken"), ("--out taken", "a file is there")),
+    (("cluster", "--synthetic", "--scale", "0"), ("'--scale'", "> 0", "got 0")),
+    (("simulate", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)", "'-3'", "below")),
+    (("cluster", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("leasing", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("simulate", "--policy", "foo"), ("'foo'", "coh, ipp, coh-r", "FCFS-SM")),
+    (("cluster", "--synthetic", "--idle-timeout", "-5"), ("'--idle-timeout'", "got '-5'")),
+    (("leasing", "sweep", "--trace", KTH, "--v", "5:2"), ("--v '5:2'", "FIRST <= LAST")),
+    (("leasing", "sweep", "--trace", KTH, "--v", "0:101"), ("--v '0:101'", "M = 100")),
+]
+
+
+def _boom(*_: Any, **__: Any) -> Any:
+    raise AssertionError("work started before the input was refused")
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory holding :data:`FILES`, in which no simulation can run."""
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    for target in ("broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.plan.plan_reservations",
+                   "broker.cli.leasing.run_leasing", "broker.cli.leasing.run_constant",
+                   "broker.cli.cluster.simulate_cluster", "broker.cli.backends.sweep", "broker.sweep.run_sweep"):
+        monkeypatch.setattr(target, _boom)
+    return tmp_path
+
+
+def one_line(run: CliRun) -> str:
+    lines = run.err.splitlines()
+    assert run.code == 2 and len(lines) == 1 and lines[0].startswith("error: "), run
+    assert run.out == ""
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "words"), REFUSED, ids=[" ".join(a).replace(KTH, "KTH") for a, _ in REFUSED])
+def test_each_mistake_is_refused_in_one_line_before_any_work(workdir: Path, args: tuple[str, ...],
+                                                             words: tuple[str, ...]) -> None:
+    before = sorted(p.name for p in workdir.iterdir())
+    line = one_line(cloudbroker(*args))
+    assert all(w in line for w in words), (line, [w for w in words if w not in line])
+    assert sorted(p.name for p in workdir.iterdir()) == before  # no file or directory left behind
+
+
+def test_a_refusal_is_one_line_even_when_its_message_spans_several(workdir: Path) -> None:
+    (workdir / "multi.toml").write_text('[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n')
+    line = one_line(cloudbroker("cluster", "sweep", "multi.toml", "--out", "o"))
+    assert "  " not in line
+
+
+# -- undefined figures are null, with the reason -----------------------------------------------------------------
+NO_WAIT = f"; MaxProcs: 4\n1 0 0 100 2 -1 -1 2 200 -1 1 {UNKNOWN}\n2 50 0 100 1 -1 -1 1 200 -1 1 {UNKNOWN}\n"
+
+
+def test_leasing_with_a_reference_that_never_waits_reports_null_figures(tmp_path: Path) -> None:
+    (tmp_path / "no-wait.swf").write_text(NO_WAIT)  # two jobs that fit 4 nodes together: V = 0 waits 0 s
+    run = cloudbroker("leasing", "--trace", str(tmp_path / "no-wait.swf"), "--policy", "constant:1", "--json")
+    out = json.loads(run.out)
+    assert run.code == 0 and (out["twt_ref_s"], out["cloud_cpu_ref_s"]) == (0.0, 0.0)
+    assert out["twt_imp_pct"] is None and out["cost_pct"] is None and out["balance"] is None
+    assert out["undefined"]["twt_imp_pct"] == "the V = 0 reference waits 0 s: no wait to improve"
+    assert out["undefined"]["cost_pct"] == "the unbounded reference uses no cloud node"
+
+
+def test_leasing_sweep_with_a_reference_that_never_waits_has_no_best_v_and_draws_nothing(tmp_path: Path) -> None:
+    (tmp_path / "no-wait.swf").write_text(NO_WAIT)
+    run = cloudbroker("leasing", "sweep", "--trace", str(tmp_path / "no-wait.swf"), "--random-runs", "2",
+                      "--n-jobs", "1", "--plot", str(tmp_path / "figs"), "--json")
+    out = json.loads(run.out)
+    assert run.code == 0 and out["best_v"] is None and out["best_constant"] is None
+    assert all(b == {"balance": None, "cost_pct": None, "twt_imp_pct": None} for b in out["constant"].values())
+    assert out["random"] == {"runs": 2, "mean": None, "std": None, "best": None}
+    assert "no wait to improve" in out["undefined"]["twt_imp_pct"] and "no figure drawn" in run.err
+    assert not (tmp_path / "figs").exists()
+
+
+@pytest.mark.parametrize(("local_twt", "ref_cpu", "undefined"), [(0.0, 50.0, {"twt_imp_pct", "twt_pct", "balance"}),
+                                                                  (90.0, 0.0, {"cost_pct", "balance"}),
+                                                                  (90.0, 50.0, set())])
+def test_sweep_summary_balances_are_null_exactly_when_a_reference_is_zero(local_twt: float, ref_cpu: float,
+                                                                          undefined: set[str]) -> None:
+    ref, local = {"twt_s": 0.0, "cloud_cpu_s": ref_cpu}, {"twt_s": local_twt, "cloud_cpu_s": 0.0}
+    half = {"twt_s": local_twt / 2, "cloud_cpu_s": ref_cpu / 5}
+    summary = summarize_sweep(ref, local, {0: local, 1: half}, [half])
+    assert set(summary.undefined) == undefined
+    if undefined:
+        assert summary.best_v is None and summary.random_balances == [None]
+        assert summary.constant[1]["balance"] is None
+    else:  # wait halved (50 % better) for 20 % of the unbounded cloud use
+        assert summary.best_v == 1 and summary.constant[1] == {"twt_imp_pct": 50.0, "cost_pct": 20.0, "balance": 30.0}
+        assert summary.random_balances == [30.0] and summary.to_dict()["random"]["mean"] == 30.0
+
+
+# -- dropped jobs are counted --------------------------------------------------------------------------------------
+def test_cluster_says_which_jobs_of_sdsc_sp2_it_removed_and_why() -> None:
+    run = cloudbroker("cluster", "--trace", str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "--limit-jobs", "50",
+                      "--json")
+    out = json.loads(run.out)
+    removed = out["jobs_removed"]
+    assert run.code == 0 and out["jobs_in"] == 59_715 and out["jobs"] == 50
+    assert removed["cancelled by the user (status 5)"] > 0 and removed["run time unknown or < 0"] > 0
+    assert out["jobs_in"] - sum(removed.values()) == out["jobs_kept"]
+    assert run.err.count("\n") == 1 and f"removed {removed['cancelled by the user (status 5)']} (cancelled" in run.err
+
+
+def test_cluster_counts_the_jobs_a_volumes_file_does_not_cover(tmp_path: Path) -> None:
+    rows = "".join(f"{job},1000,2000\n" for job in range(1, 51))
+    (tmp_path / "vol.csv").write_text("job_id,input_bytes,output_bytes\n" + rows)
+    run = cloudbroker("cluster", "--trace", KTH, "--volumes", str(tmp_path / "vol.csv"), "--json")
+    out = json.loads(run.out)
+    assert run.code == 0 and out["jobs_in"] == 28_476 and out["jobs"] == out["jobs_kept"] <= 50
+    assert out["jobs_removed"]["no data volume (or < 0)"] >= 28_476 - 50
+    assert out["jobs_in"] - sum(out["jobs_removed"].values()) == out["jobs_kept"]
+
+
+# -- every bounded option refuses a value out of its range ---------------------------------------------------------
+#: What each command needs besides the option under test to get past its own checks.
+BASE = {"trace info": (KTH,), "leasing": ("--trace", KTH), "leasing sweep": ("--trace", KTH),
+        "cluster": ("--synthetic",), "cluster sweep": ("spec.toml",)}
+
+
+def commands() -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+
+    def walk(path: str, command: Any) -> None:
+        found.append((path, command))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(f"{path} {name}", sub)
+
+    for name, ref in COMMANDS.items():
+        walk(name, ref.load(name))
+    return found
+
+
+def numeric(param: Any) -> type | None:
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    kinds = set(getattr(annotation, "__args__", (annotation,))) - {type(None)}
+    return next((k for k in (int, float) if kinds == {k}), None)
+
+
+def out_of_range(param: Any, kind: type) -> list[str]:
+    """Values the option must refuse: just below its minimum, just above its maximum, NaN and inf for floats."""
+    step = 1 if kind is int else 0.5
+    values = []
+    if param.min is not None:
+        values.append(str(param.min - step))
+    if param.max is not None:
+        values.append(str(param.max + step))
+    callback = getattr(param.callback, "__name__", "")
+    if callback == "positive":
+        values.append("0")
+    if callback == "workers":
+        values.append("0")
+    if callback == "below_an_hour":
+        values += ["-0.5", "60"]
+    if kind is float:
+        values += ["nan", "inf"]
+    return list(dict.fromkeys(values))
+
+
+CASES = [(path, p.opts[0], value) for path, command in commands() for p in command.params
+         if p.opts and p.opts[0].startswith("--") and (kind := numeric(p)) is not None
+         for value in out_of_range(p, kind)]
+
+
+def test_every_numeric_option_of_every_command_has_a_bound() -> None:
+    unbounded = [(path, p.opts[0]) for path, command in commands() for p in command.params
+                 if numeric(p) is not None and not out_of_range(p, int)]
+    assert unbounded == []
+    assert len({(path, opt) for path, opt, _ in CASES}) >= 25
+
+
+@pytest.mark.parametrize(("path", "option", "value"), CASES, ids=[f"{p} {o} {v}" for p, o, v in CASES])
+def test_an_option_out_of_range_is_refused(workdir: Path, path: str, option: str, value: str) -> None:
+    line = one_line(cloudbroker(*path.split(), *BASE.get(path, ()), f"{option}={value}"))
+    assert f"'{option}'" in line or option in line, line
+    shown = "nan" if value == "nan" else ("inf" if value == "inf" else str(float(value)))
+    assert value in line or shown in line or math.isnan(float(value)), line
