@@ -49,6 +49,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
+from broker import orphan
 from workloads.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -188,8 +189,14 @@ def _write(path: Path, cell: Cell, result: dict[str, Any]) -> None:
 
 # -- running -----------------------------------------------------------------------------------------
 
-def _run_cell(fn: CellFunction, key: str, config_json: str, seed: int) -> tuple[str, str | None, str | None]:
-    """Run one cell where joblib puts it: ``(key, result as JSON text, None)`` or ``(key, None, traceback)``."""
+def _run_cell(fn: CellFunction, key: str, config_json: str, seed: int,
+              owner: orphan.Process | None = None) -> tuple[str, str | None, str | None]:
+    """Run one cell where joblib puts it: ``(key, result as JSON text, None)`` or ``(key, None, traceback)``.
+
+    A worker process watches ``owner``, the process that launched the sweep, and exits when it is
+    killed (:mod:`broker.orphan`).
+    """
+    orphan.guard(owner)
     try:
         result = fn(json.loads(config_json), seed)
         if not isinstance(result, dict):
@@ -286,7 +293,8 @@ def _outcomes(fn: CellFunction, todo: list[Cell], n_jobs: int) -> Iterator[tuple
     Backends that stream results (loky, threading, sequential, dask) yield each cell as it finishes;
     the others (Ray's joblib backend cannot return a generator) run in chunks of twice the workers.
     """
-    tasks = [delayed(_run_cell)(fn, c.key, _canonical(c.config), c.seed) for c in todo]
+    owner = orphan.launcher()
+    tasks = [delayed(_run_cell)(fn, c.key, _canonical(c.config), c.seed, owner) for c in todo]
     try:
         parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
     except ValueError:

@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         status = app(args=argv, prog_name="cloudbroker", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
+        print("interrupted", file=sys.stderr)
         return 130
     except ClickException as exc:  # a bad option or argument
         ctx = getattr(exc, "ctx", None)
@@ -38,12 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         return _refuse(message, int(getattr(exc, "exit_code", 2)))
     except CloudbrokerError as exc:
         return _refuse(str(exc))
-    except KeyboardInterrupt:
-        return 130
     except Exception:
         traceback.print_exc()
         print(BUG, file=sys.stderr)
         return 1
+    if status == 130:  # typer returns Ctrl-C as status 130 (no command of ours exits with it)
+        print("interrupted", file=sys.stderr)
     return status if isinstance(status, int) else 0
 
 

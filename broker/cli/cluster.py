@@ -115,9 +115,11 @@ def cluster_sweep_cmd(
     spec: Annotated[Path, typer.Argument(help="TOML grid (see broker/cloudcluster/sweep.py).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the table and plots.")] = Path("cluster-sweep"),
     backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
-    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address.")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address (dask without one: a local "
+                                                     "cluster of --n-jobs workers).")] = None,
     store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
-    n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky; -1: all cores).")] = -1,
+    n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky or a local Dask cluster; "
+                                                                    "-1: every core).")] = -1,
     seed: Annotated[int, typer.Option(min=0, help="Root seed of the cells' keep-alive draws.")] = 1,
     force: Annotated[bool, typer.Option(help="Overwrite the table and plots of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,

@@ -181,9 +181,11 @@ def leasing_sweep_cmd(
     v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",
     random_runs: Annotated[int, typer.Option(min=0, help="Runs of the random policy.")] = 1000,
     backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
-    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address.")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address (dask without one: a local "
+                                                     "cluster of --n-jobs workers).")] = None,
     store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
-    n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky; -1: all cores).")] = -1,
+    n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky or a local Dask cluster; "
+                                                                    "-1: every core).")] = -1,
     seed: Annotated[int, typer.Option(min=0, help="Root seed of the cells.")] = 1,
     plot: Annotated[Path | None, typer.Option(help="Write balance_vs_v.png (Figure 5) and balance_over_time.png "
                                               "(Figure 6: best V, random mean, Q-learning) here.")] = None,
