@@ -289,3 +289,46 @@ def test_a_ticker_copy_keeps_its_last_tick_and_its_pending_one() -> None:
     k2.run([on("b", lambda: twin)])
     k.run([on("a", lambda: ticker)])
     assert ticks == [("a", 10.0), ("b", 20.0), ("a", 30.0)]
+
+
+def test_peek_when_every_pending_event_is_cancelled_is_inf() -> None:
+    k = Kernel()
+    k.cancel(k.schedule(1.0, 0))
+    k.cancel(k.schedule(2.0, 1))
+    assert k.peek() == math.inf and k.popped == 2 and len(k) == 0
+
+
+def test_cancelled_ids_are_forgotten_once_their_events_are_popped() -> None:
+    # a cancelled id is kept only while its event is pending: the run that pops it drops it (no growing set)
+    k, w = Kernel(), Log()
+    k.cancel(k.schedule(1.0, 0, "gone"))
+    k.schedule(2.0, 0, "kept")
+    k.cancel(k.schedule(2.0, 1, "gone too"))  # dropped by the settle of the instant 2
+    last = k.schedule(4.0, 0, "gone at the end")
+    k.cancel(last)
+    k.run(w.handlers, until=3.0, settle=lambda t: None)
+    assert [s[2] for s in w.seen] == ["kept"] and k._cancelled == {last} and k.popped == 3
+    k.run(w.handlers)
+    assert not k._cancelled and k.popped == 4 and len(k) == 0
+
+
+def test_a_ticker_cancels_only_a_pending_tick() -> None:
+    # a request after a tick was handled (or before any) has nothing to cancel: no id of a handled tick is kept
+    k = Kernel()
+    ticker = Ticker(k, 0, 10.0)
+    ticks: list[float] = []
+
+    def tick(t: float, _: Any) -> None:
+        ticker.fired(t)
+        ticks.append(t)
+
+    ticker.request(3.0)   # -> 10, nothing pending before it
+    assert not k._cancelled
+    k.run([tick])
+    ticker.request(12.0)  # -> 20; the tick at 10 was handled, not pending
+    assert not k._cancelled and ticker.at == 20.0
+    ticker.request(5.0)   # -> 20 again (after the last tick): kept
+    ticker.request(0.0)
+    assert not k._cancelled and len(k) == 1
+    k.run([tick])
+    assert ticks == [10.0, 20.0] and k.popped == 2 and not k._cancelled
