@@ -2,8 +2,9 @@
 
 A sweep stopped by Ctrl-C shuts its engine down on the way out. One whose process is killed
 outright (SIGKILL, the out-of-memory killer) cannot: loky's worker processes would wait for work
-that never comes, for minutes. So each worker, on its first cell, starts a thread that watches the
-process that launched the sweep and ends the worker (``os._exit``) once that process is gone.
+that never comes, for minutes. So each worker, on its first cell (the CLI's loky workers as they
+start, :func:`local_guard` being their initializer), starts a thread that watches the process that
+launched the sweep and ends the worker (``os._exit``) once that process is gone.
 
 A process is known by its pid and its start time (``/proc/PID/stat``), so a pid reused by a new
 process does not pass for the launcher. Only workers that descend from the launcher on this machine
@@ -66,9 +67,18 @@ def descends_from(ancestor: Process, pid: int | None = None) -> bool:
     return False
 
 
-def guard(owner: Process | None) -> bool:
-    """In a worker: watch ``owner`` (once per process) and exit when it is gone. True if a watch started."""
-    if owner is None or owner[0] == os.getpid() or not descends_from(owner):
+def guard(owner: Process | None, *, local: bool = False) -> bool:
+    """In a worker: watch ``owner`` (once per process) and exit when it is gone. True if a watch started.
+
+    ``local``: the worker is known to be the owner's child on this machine (loky's initializer), so an
+    owner already gone means this worker is an orphan (it exits at once); otherwise only a descendant
+    of the owner watches it.
+    """
+    if owner is None or owner[0] == os.getpid():
+        return False
+    if local and identify(owner[0]) != owner:
+        _exit(owner)
+    if not local and not descends_from(owner):
         return False
     with _lock:
         if owner in _watched:
@@ -78,8 +88,17 @@ def guard(owner: Process | None) -> bool:
     return True
 
 
+def local_guard(owner: Process | None) -> None:
+    """:func:`guard` for a worker started on this machine by ``owner`` (an executor's initializer)."""
+    guard(owner, local=True)
+
+
 def _watch(owner: Process) -> None:
     while identify(owner[0]) == owner:
         time.sleep(EVERY)
+    _exit(owner)
+
+
+def _exit(owner: Process) -> None:
     log.warning("the sweep's process %d is gone: worker %d exits", owner[0], os.getpid())
     os._exit(1)

@@ -13,6 +13,7 @@ first bad line exactly or, in lenient mode, to skip every bad line.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import io
 import itertools
@@ -49,10 +50,19 @@ _IS_INT_COLUMN = np.array([name in INTEGER_COLUMNS for name in COLUMN_NAMES])
 _NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 #: A job line that is certainly valid (integers of at most 15 digits, plain decimals).
 _INT_TOKEN, _DECIMAL_TOKEN = rb"[+-]?\d{1,15}", rb"[+-]?(?:\d{1,15}\.?\d*|\.\d+)"
-_GOOD_LINE = re.compile(rb"\s+".join(_INT_TOKEN if i else _DECIMAL_TOKEN for i in _IS_INT_COLUMN))
+_GOOD_LINE = re.compile(rb"[ \t]+".join(_INT_TOKEN if i else _DECIMAL_TOKEN for i in _IS_INT_COLUMN))
+#: What separates fields on a job line: spaces and tabs, as for pandas' whitespace separator (not \v, \f, \r).
+_SEPARATOR = re.compile(rb"[ \t]+")
 #: ``Key: value`` after the ``;`` of a header line; keys are capitalised words (``MaxProcs``).
 _HEADER_FIELD = re.compile(r"\s*([A-Z][A-Za-z0-9_]*)\s*:(?:\s+(.*)|$)")
-_LEADING_INT = re.compile(r"\s*([+-]?\d+)\b")
+_LEADING_INT = re.compile(r"\s*([+-]?\d+)\b", re.ASCII)
+#: The typed header fields and the largest value each may take (all are >= 0): counts up to 2**53, and Unix times
+#: up to 9999-12-31T23:59:59Z, the last second a datetime can show.
+MAX_UNIX_TIME = 253_402_300_799
+_HEADER_BOUNDS = {"MaxJobs": 2**53, "MaxRecords": 2**53, "MaxNodes": 2**53, "MaxProcs": 2**53,
+                  "UnixStartTime": MAX_UNIX_TIME}
+_HEADER_ATTRIBUTES = {"MaxJobs": "max_jobs", "MaxRecords": "max_records", "MaxNodes": "max_nodes",
+                      "MaxProcs": "max_procs", "UnixStartTime": "unix_start_time"}
 #: pandas C-parser options for job lines: whitespace-separated floats, ``;`` comments.
 _CSV_OPTIONS: dict[str, Any] = {
     "sep": r"\s+",
@@ -164,13 +174,16 @@ def read_swf(path: str | PathLike[str], *, lenient: bool = False) -> SwfTrace:
     ------
     SwfFormatError
         On the first malformed line (strict mode): wrong number of fields, a token that is not a
-        number, a non-integral value in an integer column; or a truncated/corrupt gzip stream.
+        number, a non-integral value in an integer column, a typed header value out of range
+        (``MaxProcs`` and the other counts in [0, 2**53], ``UnixStartTime`` in [0, 253402300799]:
+        lenient mode skips the header line, the field is then None); or a truncated/corrupt gzip stream.
     """
     path = Path(path)
     skips = _Skips()
     try:
         with open_stream(path) as stream:
-            header = parse_header(_header_lines(stream))
+            texts = list(_header_lines(stream))
+            header = _checked_header(parse_header(texts), texts, path, skips, lenient=lenient)
             values = _fast_values(stream)
         if values is None:
             with open_stream(path) as stream:
@@ -225,6 +238,23 @@ def parse_header(lines: Iterable[str]) -> SwfHeader:
     )
 
 
+def _checked_header(header: SwfHeader, texts: list[str], path: Path, skips: _Skips, *, lenient: bool) -> SwfHeader:
+    """Refuse (or, lenient, drop and count as skipped) typed header values out of range; the message names the line."""
+    for key, bound in _HEADER_BOUNDS.items():
+        value = getattr(header, _HEADER_ATTRIBUTES[key])
+        if value is None or 0 <= value <= bound:
+            continue
+        keys = (_HEADER_FIELD.match(text) for text in texts)
+        number = next((i for i, m in enumerate(keys, start=1) if m and m[1] == key), None)
+        problem = f"header field {key}: {value} is out of range (0 to {bound})"
+        if not lenient:
+            raise SwfFormatError(f"{path.name}:{number}: {problem}", path=path, line=number)
+        skips.add(number or 0, problem)
+        dropped: dict[str, Any] = {_HEADER_ATTRIBUTES[key]: None}
+        header = dataclasses.replace(header, **dropped)
+    return header
+
+
 def _header_int(fields: dict[str, str], key: str) -> int | None:
     match = _LEADING_INT.match(fields.get(key, ""))
     return int(match[1]) if match else None
@@ -258,13 +288,22 @@ def _header_lines(stream: io.BufferedIOBase) -> Iterator[str]:
         yield line[1:].decode("utf-8", errors="replace")
 
 
+#: Bytes pandas' C parser would read as a number though no SWF number holds them: the letters of ``True`` /
+#: ``False`` (read as 1.0 / 0.0 even into a float column) and quotes (``"100"`` read as 100). A file where one
+#: occurs (in a comment too) takes the checked path.
+_NOT_IN_NUMBERS = (b"t", b"T", b"f", b"F", b'"')
+
+
 def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
     """Read all job lines as a float64 ``(n, 18)`` array; None if any line is not clean.
 
     pandas pads short lines; with ``na_filter=False`` the padding is a conversion error.
     """
+    data = stream.read()
+    if any(byte in data for byte in _NOT_IN_NUMBERS):  # each a memchr-fast scan
+        return None
     try:
-        with pd.read_csv(stream, chunksize=CHUNK_ROWS, **_CSV_OPTIONS) as reader:
+        with pd.read_csv(io.BytesIO(data), chunksize=CHUNK_ROWS, **_CSV_OPTIONS) as reader:
             blocks = [chunk.to_numpy(dtype=np.float64) for chunk in reader]
     except pd.errors.EmptyDataError:
         return np.empty((0, N_FIELDS))
@@ -306,11 +345,12 @@ def _valid_lines(
         data = raw.split(b";", 1)[0]
         if not data.strip():
             continue
-        tokens = data.split()
-        clean = _GOOD_LINE.fullmatch(data.strip()) and not any(t[:1] == b"-" and float(t) < -1 for t in tokens)
+        data = data.strip(b" \t\r\n")
+        tokens = _SEPARATOR.split(data)
+        clean = _GOOD_LINE.fullmatch(data) and not any(t[:1] == b"-" and float(t) < -1 for t in tokens)
         problem = None if clean else _line_problem(tokens)
         if problem is None:
-            yield data.rstrip() + b"\n"
+            yield b" ".join(tokens) + b"\n"
         elif lenient:
             skips.add(number, problem)
         else:
@@ -365,7 +405,7 @@ def trace_info(trace: SwfTrace) -> dict[str, Any]:
     dict
         ``path``; ``jobs`` (records read); ``skipped``; ``first_submit``, ``last_submit`` and
         ``span_s`` (seconds since the trace origin); ``first_submit_utc``/``last_submit_utc``
-        (ISO 8601, None without ``UnixStartTime``); ``unix_start_time``;
+        (ISO 8601, None without ``UnixStartTime`` or past year 9999); ``unix_start_time``;
         ``time_zone_string``; ``max_procs`` (header ``MaxProcs``, else the largest
         allocated/requested processor count); ``max_nodes`` (header ``MaxNodes``);
         ``fields_present`` / ``fields_missing`` (columns with / without a known value);
@@ -402,7 +442,7 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _utc(origin: int | None, seconds: int | None) -> str | None:
-    """ISO 8601 UTC time of ``origin + seconds`` (Unix seconds), None if either is unknown."""
-    if origin is None or seconds is None:
+    """ISO 8601 UTC time of ``origin + seconds`` (Unix seconds), None if either is unknown or past year 9999."""
+    if origin is None or seconds is None or not 0 <= origin + seconds <= MAX_UNIX_TIME:
         return None
     return datetime.fromtimestamp(origin + seconds, tz=UTC).isoformat()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,12 @@ import pandas as pd
 from workloads.errors import InputError
 
 COLUMNS = ("job_id", "input_bytes", "output_bytes")
+#: Job numbers and byte counts as written in CSV: ASCII decimal, no ``_`` separators, no ``nan`` / ``inf`` words
+#: (Python's int() and float() take those, and a job number ``1_0`` would silently be job 10).
+_INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+#: The largest job number: SWF fields are exact integers up to 2**53.
+MAX_JOB_ID = 2**53
 
 
 class VolumesFormatError(InputError):
@@ -61,17 +68,18 @@ def with_volumes(trace: pd.DataFrame, volumes: pd.DataFrame) -> pd.DataFrame:
 
 
 def _job_id(text: str, path: Path, line: int) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise VolumesFormatError(f"{path}:{line}: field 'job_id': {text!r} is not an integer") from None
+    if not _INTEGER.fullmatch(text):
+        raise VolumesFormatError(f"{path}:{line}: field 'job_id': {text!r} is not an integer")
+    value = int(text)
+    if abs(value) > MAX_JOB_ID:
+        raise VolumesFormatError(f"{path}:{line}: field 'job_id': {text!r} is out of range (at most 2**53)")
+    return value
 
 
 def _bytes(text: str, path: Path, line: int, field: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise VolumesFormatError(f"{path}:{line}: field {field!r}: {text!r} is not a number") from None
+    if not _NUMBER.fullmatch(text):
+        raise VolumesFormatError(f"{path}:{line}: field {field!r}: {text!r} is not a number")
+    value = float(text)
     if value < 0 or not math.isfinite(value):
         raise VolumesFormatError(f"{path}:{line}: field {field!r}: {value} must be a finite number >= 0")
     return value

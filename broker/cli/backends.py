@@ -21,6 +21,7 @@ from typing import Any
 import typer
 from joblib import effective_n_jobs, parallel_config
 
+from broker import orphan
 from broker.cli import inputs
 from broker.cli.console import bar, err
 from broker.sweep import Cell, CellFunction, run_sweep
@@ -62,7 +63,8 @@ def joblib_backend(name: str, scheduler: str | None = None, *, local_workers: in
     if name == "loky":
         if scheduler is not None:
             raise ValueError("--scheduler is for the dask and ray backends, not loky")
-        with parallel_config(backend="loky"):
+        # each worker watches this process from its start, not only from its first cell (broker/orphan.py)
+        with parallel_config(backend="loky", initializer=orphan.local_guard, initargs=(orphan.launcher(),)):
             yield
     elif name == "dask":
         with _dask(scheduler, local_workers) as client, parallel_config(backend="dask", client=client):

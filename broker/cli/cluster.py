@@ -19,6 +19,7 @@ from broker.cloudcluster.simulate import simulate_cluster
 from broker.cloudcluster.sweep import (
     CELL_NAME,
     CLUSTER_BOOK,
+    MAX_MINUTES,
     SETTINGS,
     SpecError,
     cluster_cell,
@@ -49,12 +50,12 @@ def cluster_cmd(
     cap: Annotated[int | None, typer.Option(min=1, help="P1: at most N instances (jobs queue FCFS).")] = None,
     merge: Annotated[bool, typer.Option("--merge/--per-user", help="P2: one pool, or instances per user.")] = True,
     keepalive: Annotated[str | None, typer.Option(help="P3: fixed:P, idle:P or load:P[:WINDOW_S].")] = None,
-    idle_timeout: Annotated[float | None, typer.Option(min=0, callback=inputs.finite,
+    idle_timeout: Annotated[float | None, typer.Option(min=0, max=MAX_MINUTES, callback=inputs.finite,
                                                        help="Baseline: release after MIN idle, "
                                                        "whatever the billing period.")] = None,
-    delay: Annotated[float, typer.Option(min=0, callback=inputs.finite,
+    delay: Annotated[float, typer.Option(min=0, max=MAX_MINUTES, callback=inputs.finite,
                                          help="P4: start an instance once a job waited MIN.")] = 0.0,
-    burst_ratio: Annotated[float | None, typer.Option(min=0, callback=inputs.finite,
+    burst_ratio: Annotated[float | None, typer.Option(min=0, max=1e9, callback=inputs.finite,
                                                       help="P5: no delay while more than R x cap jobs wait.")] = None,
     wait_next_hour: Annotated[float, typer.Option(min=0, callback=inputs.below_an_hour,
                                                   help="P6: hold jobs arriving within MIN of the hour's end.")] = 0.0,

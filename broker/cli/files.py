@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -88,21 +90,31 @@ def read_demand(path: str | Path, types: tuple[str, ...], *, interval_s: float =
     return Demand(counts, tuple(cols), step, starts[0] if starts else 0.0, str(path))
 
 
+#: A count as a demand file writes it: ASCII digits (Python's int() would also take "1_0" and other scripts' digits).
+_COUNT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+#: The largest count read (instances of one type in one interval).
+MAX_COUNT = 2**53
+
+
 def _count(text: str, path: Path, line: int, field: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise DemandFormatError(f"{path}:{line}: field {field!r}: {text!r} is not an integer") from None
+    if not _COUNT.fullmatch(text):
+        raise DemandFormatError(f"{path}:{line}: field {field!r}: {text!r} is not an integer")
+    value = int(text)
     if value < 0:
         raise DemandFormatError(f"{path}:{line}: field {field!r}: {value} is negative")
+    if value > MAX_COUNT:
+        raise DemandFormatError(f"{path}:{line}: field {field!r}: {value} is more than 2**53")
     return value
 
 
 def _number(text: str, path: Path, line: int) -> float:
     try:
-        return float(text)
+        value = float(text) if "_" not in text else math.nan
     except ValueError:
-        raise DemandFormatError(f"{path}:{line}: field 'start_s': {text!r} is not a number") from None
+        value = math.nan
+    if not math.isfinite(value):
+        raise DemandFormatError(f"{path}:{line}: field 'start_s': {text!r} is not a finite number")
+    return value
 
 
 def _step(starts: list[float], path: Path) -> float:

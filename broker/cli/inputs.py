@@ -57,13 +57,38 @@ def workers(value: int) -> int:
 
 
 def kept(report: FilterReport, n: int, label: str) -> dict[str, Any]:
-    """Say on stderr what the job view removed; refuse when no job is left; the counts for ``--json``."""
+    """Say on stderr what the job view removed; refuse when no job is left; the counts for ``--json``.
+
+    A command calls it after its other checks, so that a refusal stays one line.
+    """
     removed = {why: count for why, count in report.removed.items() if count}
     if n == 0:
         raise InputError(f"{label}: no job left to simulate ({report.describe()})")
     if removed:
         print(f"{label}: {report.describe()}", file=sys.stderr)
     return {"jobs_in": report.read, "jobs_removed": removed, "jobs_kept": report.kept}
+
+
+#: The most steps (scheduling ticks, policy steps) a run may take over its trace.
+MAX_STEPS = 10_000_000
+
+
+def steps(horizon: float, step: float, option: str, unit: str) -> None:
+    """Refuse a ``step`` so short that a run over ``horizon`` seconds would take more than :data:`MAX_STEPS`."""
+    count = horizon / step
+    if count > MAX_STEPS:
+        raise ConfigError(f"{option} {step:g} s makes about {count:.3g} {unit} over the trace's {horizon:,.0f} s; "
+                          f"at most {MAX_STEPS:,}")
+
+
+def fits(jobs: JobTable, book: PriceBook, reqs: str) -> None:
+    """Refuse a price book none of whose instance types holds the largest job's requirement."""
+    largest = float(book.catalog().capacity.max())
+    if len(jobs) and jobs.r.max() > largest:
+        i = int(jobs.r.argmax())
+        raise ConfigError(f"--price-book {book.name}: its largest instance type holds {largest:g} capacity units, "
+                          f"job {jobs.job_id[i]} needs {jobs.r[i]:g} (--reqs {reqs}); choose a book with larger types "
+                          f"or another --reqs")
 
 
 def output_dir(path: Path | None, option: str, *, force: bool) -> None:

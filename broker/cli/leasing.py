@@ -22,6 +22,12 @@ from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep
 from heuristics.backfill import Discipline
 from workloads.rigid import RigidJobs, rigid_view
 
+#: The most policy steps a run may take (``--span`` over the trace's span).
+MAX_STEPS = 1_000_000
+#: The largest site (local nodes M): the learners keep a value per cap 0..M.
+MAX_NODES = 1_000_000
+
+
 leasing_app = typer.Typer(help="A local cluster that leases cloud nodes (the Q-learning paper).",
                           invoke_without_command=True)
 
@@ -31,7 +37,7 @@ def leasing_cmd(
     ctx: typer.Context,
     trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. KTH).")] = None,
     policy: Annotated[str, typer.Option(help="constant:V, random, qlearning or egreedy.")] = "qlearning",
-    nodes: Annotated[int | None, typer.Option(min=1,
+    nodes: Annotated[int | None, typer.Option(min=1, max=MAX_NODES,
                                               help="Local nodes M (default: the trace header's MaxProcs).")] = None,
     span: Annotated[float, typer.Option(callback=inputs.positive,
                                         help="Policy step (s); the paper's day.")] = 86400.0,
@@ -63,9 +69,9 @@ def leasing_cmd(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     jobs, report = rigid_view(swf.frame, nodes=m)
-    counts = inputs.kept(report, len(jobs), trace)
     jobs = jobs if limit_jobs is None else jobs.head(limit_jobs)
     _check_steps(jobs, span)
+    counts = inputs.kept(report, len(jobs), trace)
     mode: Discipline = "easy" if discipline == "easy" else "conservative"
     started = time.perf_counter()
     local, unbounded = run_constant(jobs, m, 0, discipline=mode), run_constant(jobs, m, math.inf, discipline=mode)
@@ -83,16 +89,12 @@ def leasing_cmd(
     _print_run(payload, f"{policy} leasing on {trace} (M = {m})")
 
 
-#: The most policy steps a run may take (``--span`` over the trace's span).
-MAX_STEPS = 1_000_000
-
-
 def _check_steps(jobs: RigidJobs, span: float) -> None:
     """Refuse a step so short that the run would take more than :data:`MAX_STEPS` steps."""
     horizon = float(jobs.submit[-1] - jobs.submit[0] + jobs.runtime.max()) if len(jobs) else 0.0
     steps = horizon / span
     if steps > MAX_STEPS:
-        raise typer.BadParameter(f"--span {span:g} s makes about {steps:,.0f} steps over the trace's {horizon:,.0f} s; "
+        raise typer.BadParameter(f"--span {span:g} s makes about {steps:.3g} steps over the trace's {horizon:,.0f} s; "
                                  f"at most {MAX_STEPS:,} (the paper's step is a day, 86400 s)")
 
 
@@ -112,6 +114,8 @@ def _nodes(swf: Any, nodes: int | None) -> int:
     m = nodes or swf.header.max_procs or swf.header.max_nodes
     if not m:
         raise typer.BadParameter("the trace header gives no MaxProcs / MaxNodes: pass --nodes")
+    if m > MAX_NODES:
+        raise typer.BadParameter(f"the trace header gives {m:,} nodes, more than {MAX_NODES:,}: pass --nodes")
     return int(m)
 
 
@@ -175,7 +179,7 @@ def _leasing_plots(jobs: RigidJobs, m: int, summary: SweepSummary, folder: Path,
 @leasing_app.command("sweep")
 def leasing_sweep_cmd(
     trace: Annotated[str, typer.Option(help="SWF file path (workers read it) or registry name.")],
-    nodes: Annotated[int | None, typer.Option(min=1,
+    nodes: Annotated[int | None, typer.Option(min=1, max=MAX_NODES,
                                               help="Local nodes M (default: the trace header's MaxProcs).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",

@@ -35,7 +35,7 @@ def plan_reservations_cmd(
     options: Annotated[str, typer.Option(help="Reservation options to consider, comma separated.")] = ",".join(
         RESERVED_OPTIONS),
     solver: Annotated[str, typer.Option(help="Solver of the capacity-mode program: cbc or cpsat.")] = "cbc",
-    growth: Annotated[float, typer.Option(min=0, callback=inputs.finite,
+    growth: Annotated[float, typer.Option(min=0, max=1000, callback=inputs.finite,
                                           help="Scale the demand by this factor before planning.")] = 1.0,
     interval: Annotated[float, typer.Option(min=1, callback=inputs.finite,
                                             help="Demand interval (s), at least 1.")] = 3600.0,
@@ -105,6 +105,7 @@ def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthe
             inputs.fail(exc)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, "", False)
+    inputs.fits(work.jobs, book, reqs)
     inputs.kept(work.report, len(work.jobs), work.label)
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         demand, _ = replay_demand(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
@@ -121,7 +122,7 @@ def _print_plan(payload: dict[str, Any]) -> None:
         option = line["option"].removeprefix("reserved-")
         table.add_row(line["instance_type"], option, str(line["count"]), f"{line['upfront']:,.0f}",
                       f"{line['hourly']:.3f}", f"{line['upfront_per_hour']:.4f}",
-                      f"{line['break_even_utilization']:.0%}")
+                      "never" if line["break_even_utilization"] is None else f"{line['break_even_utilization']:.0%}")
     out.print(table)
     out.print(f"demand: {payload['demand']['source']} ({payload['demand']['intervals']:,} intervals, peak "
               f"{payload['demand']['peak']})")

@@ -35,7 +35,8 @@ def simulate_cmd(
     ] = ",".join(PAPER_TRIO),
     tick: Annotated[float, typer.Option(callback=inputs.positive,
                                         help="Scheduling tick (s).")] = 10.0,
-    boot: Annotated[float, typer.Option(min=0, callback=inputs.finite, help="VM boot time (s), billed.")] = 120.0,
+    boot: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite,
+                                        help="VM boot time (s), billed.")] = 120.0,
     charging: Annotated[str, typer.Option(help="exact or wall-clock.")] = "exact",
     seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice.")] = 0,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
@@ -76,13 +77,15 @@ def simulate_cmd(
     fmt_ = inputs.table_format(fmt)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
-    counts = inputs.kept(work.report, len(work.jobs), work.label)
+    inputs.steps(_horizon(work), tick, "--tick", "scheduling ticks")
     book = inputs.book(price_book)
+    inputs.fits(work.jobs, book, reqs)
     if config.reservations is not None:
         try:
             config.reservations.check(book)
         except PlanError as exc:
             raise typer.BadParameter(f"--reservations {reservations}: {exc}") from exc
+    counts = inputs.kept(work.report, len(work.jobs), work.label)  # the last check: it notes removed jobs on stderr
     started = time.perf_counter()
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         result = simulate(work.jobs, book.catalog(), config=config, seed=int(policy_seed.generate_state(1)[0]),
@@ -95,6 +98,12 @@ def simulate_cmd(
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         _print_summary(result, work, wall)
+
+
+def _horizon(work: inputs.Workload) -> float:
+    """Seconds from the first arrival to the last arrival plus the longest run time."""
+    jobs = work.jobs
+    return float(jobs.arrival[-1] - jobs.arrival[0] + jobs.runtime.max()) if len(jobs) else 0.0
 
 
 def configuration(coh: dict[str, Any], engine: dict[str, Any], ipp: dict[str, Any] | None,

@@ -28,6 +28,7 @@ the sweep runs in, by every worker: run from the same place, or give absolute pa
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,8 +70,35 @@ class SpecError(InputError):
     """A sweep spec that cannot be run; the message names the file and the entry."""
 
 
+#: The longest delay or idle timeout a setting may give (minutes): a year.
+MAX_MINUTES = 525_600.0
+#: The number settings and their ranges ``(low, high, high included)``; the CLI's options have the same.
+NUMBERS = {"idle_timeout_min": (0.0, MAX_MINUTES, True), "delay_min": (0.0, MAX_MINUTES, True),
+           "burst_ratio": (0.0, 1e9, True), "wait_next_hour_min": (0.0, 60.0, False), "boot_s": (0.0, 3600.0, True)}
+
+
+def check_settings(settings: Mapping[str, Any]) -> None:
+    """Refuse a setting of the wrong type or out of its range (``ValueError`` naming it, the value and the range)."""
+    for key, value in settings.items():
+        if key in NUMBERS and value is not None:
+            low, high, closed = NUMBERS[key]
+            number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+            if not (number and low <= value and (value <= high if closed else value < high)):
+                raise ValueError(f"{key} must be a number in [{low:g}, {high:g}{']' if closed else ')'}, "
+                                 f"got {value!r}")
+    cap = settings.get("cap")
+    if cap not in (None, "none") and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
+        raise ValueError(f"cap must be an integer >= 1 or \"none\", got {cap!r}")
+    if not isinstance(settings.get("merge", True), bool):
+        raise ValueError(f"merge must be true or false, got {settings['merge']!r}")
+    for key in ("keepalive", "charging"):
+        if settings.get(key) is not None and not isinstance(settings[key], str):
+            raise ValueError(f"{key} must be a string, got {settings[key]!r}")
+
+
 def policy_of(settings: Mapping[str, Any]) -> ClusterPolicy:
-    """The :class:`ClusterPolicy` of a cell's settings (minutes as in the CLI)."""
+    """The :class:`ClusterPolicy` of a cell's settings (minutes as in the CLI), checked (:func:`check_settings`)."""
+    check_settings(settings)
     delay, hold = (float(settings.get(k) or 0.0) * 60.0 for k in ("delay_min", "wait_next_hour_min"))
     keep, timeout, ratio, cap = (settings.get(k) for k in ("keepalive", "idle_timeout_min", "burst_ratio", "cap"))
     start: list[StartRule] = []
@@ -144,6 +172,9 @@ def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, A
     workload = spec.get("workload")
     if not isinstance(workload, dict) or ("trace" in workload) == ("synthetic" in workload):
         raise SpecError(f"{source}: [workload] needs exactly one of 'trace' or 'synthetic'")
+    problem = _workload_problem(workload)
+    if problem:
+        raise SpecError(f"{source}: [workload]: {problem}")
     base = dict(spec.get("base", {}))
     families = spec.get("family")
     if not isinstance(families, list) or not families:
@@ -170,6 +201,32 @@ def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, A
                 raise SpecError(f"{source}: family[{i}] ({name}): {settings}: {e}") from e
             configs.append(config)
     return configs
+
+
+def _workload_problem(w: Mapping[str, Any]) -> str | None:
+    """What is wrong with a spec's ``[workload]`` table, or None."""
+    def integer(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    known = {"trace", "synthetic", "limit", "seed", "volumes", "parallel"}
+    unknown = sorted(set(w) - known)
+    if unknown:
+        return f"unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}"
+    checks = [
+        ("trace", lambda v: isinstance(v, str) and v != "", "a path or registry name"),
+        ("volumes", lambda v: isinstance(v, str) and v != "", "a path"),
+        ("synthetic", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0,
+         "a scale > 0"),
+        ("limit", lambda v: integer(v) and v >= 1, "an integer >= 1"),
+        ("seed", lambda v: integer(v) and v >= 0, "an integer >= 0"),
+        ("parallel", lambda v: v in ("one", "expand"), '"one" or "expand"'),
+    ]
+    for key, ok, allowed in checks:
+        if key in w and not ok(w[key]):
+            return f"{key} must be {allowed}, got {w[key]!r}"
+    if "volumes" in w and "trace" not in w:
+        return "volumes goes with trace"
+    return None
 
 
 def pareto_front(cost: ArrayLike, overhead: ArrayLike) -> np.ndarray:

@@ -39,6 +39,7 @@ from broker.sim.kernel import Kernel, Ticker
 from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
 from heuristics.fleet import Batch, Fleet, Plan
+from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
 DEPARTURE, TICK, DEADLINE = 0, 1, 2
@@ -287,5 +288,5 @@ def run(world: CohWorld, policy: Policy) -> RunRecord:
 def _check_fits(jobs: JobTable, catalog: Catalog) -> None:
     if len(jobs) and jobs.r.max() > catalog.capacity.max():
         i = int(jobs.r.argmax())
-        raise ValueError(f"job {jobs.job_id[i]} ({jobs.source}) requires r={jobs.r[i]}, more than the largest "
-                         f"instance type's capacity {catalog.capacity.max()}")
+        raise ConfigError(f"job {jobs.job_id[i]} ({jobs.source}) requires r={jobs.r[i]}, more than the largest "
+                          f"instance type's capacity {catalog.capacity.max()}")

@@ -79,10 +79,12 @@ class Demand:
 
     def scaled(self, factor: float) -> Demand:
         """Every count times ``factor``, rounded up (demand growth)."""
-        if factor < 0:
-            raise ConfigError(f"growth factor must be >= 0, got {factor}")
-        return Demand(np.ceil(self.counts * factor - 1e-9).astype(np.int64), self.types, self.interval_s,
-                      self.start, f"{self.source} x{factor:g}")
+        if not 0 <= factor < math.inf:
+            raise ConfigError(f"growth factor must be a finite number >= 0, got {factor}")
+        scaled = np.ceil(self.counts * factor - 1e-9)
+        if len(scaled) and scaled.max() > 2**53:
+            raise ConfigError(f"growth x{factor:g} makes {scaled.max():.3g} instances in an interval; at most 2**53")
+        return Demand(scaled.astype(np.int64), self.types, self.interval_s, self.start, f"{self.source} x{factor:g}")
 
     def capacity(self, capacities: Mapping[str, float]) -> np.ndarray:
         """Capacity units needed per interval: count x capacity summed over the types in ``capacities``."""

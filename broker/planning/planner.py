@@ -407,11 +407,20 @@ def break_even(tp: TypePrices, offer: Offer, term_h: float) -> float:
 
 
 def _lines(prices: Prices, counts: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
-    return [{"instance_type": tp.name, "option": o.option, "count": counts.get((tp.name, o.option), 0),
-             "upfront": o.upfront, "hourly": o.hourly, "upfront_per_hour": o.upfront_per_hour,
-             "effective_hourly_full_use": o.hourly + o.upfront_per_hour, "on_demand_hourly": tp.on_demand,
-             "break_even_utilization": break_even(tp, o, prices.term_hours)}
-            for tp in prices.types for o in tp.offers]
+    """One line per reserved offer; a break-even that never comes (hourly not below on-demand) is None, with why."""
+    lines = []
+    for tp in prices.types:
+        for o in tp.offers:
+            even = break_even(tp, o, prices.term_hours)
+            line = {"instance_type": tp.name, "option": o.option, "count": counts.get((tp.name, o.option), 0),
+                    "upfront": o.upfront, "hourly": o.hourly, "upfront_per_hour": o.upfront_per_hour,
+                    "effective_hourly_full_use": o.hourly + o.upfront_per_hour, "on_demand_hourly": tp.on_demand,
+                    "break_even_utilization": even if math.isfinite(even) else None}
+            if not math.isfinite(even):
+                line["undefined"] = {"break_even_utilization": "never: the reserved hourly price is not below "
+                                                               "on-demand"}
+            lines.append(line)
+    return lines
 
 
 # -- references and baselines ----------------------------------------------------------------------

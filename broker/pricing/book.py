@@ -9,6 +9,7 @@ VM types ordered as in the book.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,8 +187,9 @@ def _field(entry: dict[str, Any], key: str, kind: type, source: str, where: str)
 
 def _positive(entry: dict[str, Any], key: str, source: str, where: str, *, allow_zero: bool = False) -> float:
     value = float(_field(entry, key, float, source, where))
-    if value < 0 or (value == 0 and not allow_zero):
-        raise PriceBookError(f"{source}: {where}: field {key!r} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise PriceBookError(f"{source}: {where}: field {key!r} must be a finite number "
+                             f"{'>= 0' if allow_zero else '> 0'}, got {value}")
     return value
 
 
@@ -205,7 +207,7 @@ def _offer(entry: dict[str, Any], source: str, where: str, names: set[str]) -> O
     return Offer(
         instance_type=type_name,
         option=option,
-        hourly=_positive(entry, "hourly", source, where, allow_zero=True),
+        hourly=_positive(entry, "hourly", source, where, allow_zero=option != ON_DEMAND),  # on demand is never free
         upfront=_positive(entry, "upfront", source, where, allow_zero=True) if "upfront" in entry else 0.0,
         term_years=term,
     )

@@ -10,6 +10,7 @@ data (a price book's ``[[egress]]`` rows, :class:`EgressTier`), never constants 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -106,10 +107,12 @@ def tiers_from_rows(rows: Sequence[dict[str, object]], *, source: str) -> Egress
     for i, row in enumerate(rows):
         where = f"{source}: egress[{i}]"
         per_gb = row.get("per_gb")
-        if not isinstance(per_gb, int | float) or isinstance(per_gb, bool) or per_gb < 0:
-            raise InputError(f"{where}: field 'per_gb' must be a number >= 0, got {per_gb!r}")
-        bound = row.get("up_to_gb", float("inf") if i == len(rows) - 1 else None)
-        if not isinstance(bound, int | float) or isinstance(bound, bool) or bound <= 0:
+        if not isinstance(per_gb, int | float) or isinstance(per_gb, bool) or not 0 <= per_gb < math.inf:
+            raise InputError(f"{where}: field 'per_gb' must be a finite number >= 0, got {per_gb!r}")
+        last = i == len(rows) - 1
+        bound = row.get("up_to_gb", math.inf if last else None)
+        if (not isinstance(bound, int | float) or isinstance(bound, bool) or not bound > 0
+                or (bound == math.inf and not last)):
             raise InputError(f"{where}: field 'up_to_gb' must be a number > 0 (only the last row may omit it), "
                              f"got {bound!r}")
         tiers.append(EgressTier(float(bound), float(per_gb)))

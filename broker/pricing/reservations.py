@@ -105,12 +105,18 @@ class ReservationPlan:
             count = row["count"]
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
                 raise PlanError(f"{where}: field 'count' must be a non-negative integer, got {count!r}")
-            key = (str(row["instance_type"]), str(row["option"]))
+            for name in ("instance_type", "option"):
+                if not isinstance(row[name], str):
+                    raise PlanError(f"{where}: field {name!r} must be a string (a name), got {row[name]!r}")
+            key = (row["instance_type"], row["option"])
             if key in counts:
                 raise PlanError(f"{where}: {key} listed twice")
             counts[key] = count
+        book = data.get("price_book", "ec2-2013")
+        if not isinstance(book, str):
+            raise PlanError(f"{source}: field 'price_book' must be a string (a name), got {book!r}")
         try:
-            return cls(term, counts, str(data.get("price_book", "ec2-2013")))
+            return cls(term, counts, book)
         except PlanError as exc:
             raise PlanError(f"{source}: {exc}") from None
 

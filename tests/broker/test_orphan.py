@@ -113,3 +113,38 @@ def test_a_worker_lives_while_its_launcher_does() -> None:
     finally:
         middle.kill()
         middle.wait()
+
+
+def test_a_local_worker_whose_launcher_is_already_gone_exits_at_once() -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    code = f"from broker import orphan; orphan.local_guard(({gone.pid}, '1')); print('still here')"
+    run = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (1, "")
+
+
+LOCAL = """
+import sys, time
+from broker import orphan
+owner = (int(sys.argv[1]), sys.argv[2])
+print(orphan.guard(owner), orphan.guard(owner, local=True), orphan.guard(owner, local=True), flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_local_worker_watches_a_live_launcher_without_looking_at_its_ancestry() -> None:
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    owner = orphan.identify(stranger.pid)
+    assert owner is not None
+    worker = subprocess.Popen([sys.executable, "-c", LOCAL, *map(str, owner)], stdout=subprocess.PIPE, text=True,
+                              env=ENV)
+    try:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().split() == ["False", "True", "False"]  # not an ancestor, yet watched once
+        stranger.kill()
+        stranger.wait()
+        assert worker.wait(timeout=3 * orphan.EVERY + 5) == 1
+    finally:
+        for p in (stranger, worker):
+            if p.poll() is None:
+                p.kill()
