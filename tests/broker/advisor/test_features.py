@@ -1,0 +1,110 @@
+"""The advisor's features as of each submission: a hand-worked replay, ties, leakage, a brute-force oracle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from broker.advisor.features import known, submission_features
+from tests.conftest import trace_path
+from workloads.errors import ConfigError
+from workloads.swf import read_swf
+
+# job submit wait run alloc . . req_procs req_time . status user group . queue . . .
+LINES = [
+    "1   0  0 100 2 -1 -1 2 150 -1 1 1 1 -1 1 -1 -1 -1",  # on the machine 0..100, request due at 150
+    "2  10 90  50 3 -1 -1 3  60 -1 1 2 1 -1 1 -1 -1 -1",  # waits for job 1; 100..150, due 160
+    "3  20 80   0 1 -1 -1 1  -1 -1 1 2 2 -1 2 -1 -1 -1",  # no requested time; starts at 100 and ends at once
+    "4 100  0  30 1 -1 -1 1  20 -1 1 1 1 -1 1 -1 -1 -1",  # 100..130: its request runs out at 120
+    "5 120 10  10 1 -1 -1 1  10 -1 1 3 1 -1 1 -1 -1 -1",
+    "6 200  0  10 2 -1 -1 2  10 -1 1 1 1 -1 1 -1 -1 -1",  # two jobs submitted and started at 200:
+    "7 200  0  10 2 -1 -1 2  10 -1 1 1 1 -1 1 -1 -1 -1",  # job 7 sees job 6 running, job 6 does not see 7
+    "8 210 -1  10 1 -1 -1 1  10 -1 1 1 1 -1 1 -1 -1 -1",  # no wait time: removed, counted
+]
+
+
+@pytest.fixture
+def hand(tmp_path: Path) -> tuple[pd.DataFrame, object]:
+    path = tmp_path / "hand.swf"
+    path.write_text("; MaxProcs: 4\n" + "\n".join(LINES) + "\n")
+    return submission_features(read_swf(path).frame, max_procs=4, unix_start=0, time_zone="America/New_York")
+
+
+def test_the_state_at_each_submission_as_worked_by_hand(hand) -> None:
+    frame, report = hand
+    assert frame["job_id"].tolist() == [1, 2, 3, 4, 5, 6, 7]
+    assert frame["queue_size"].tolist() == [0, 0, 1, 0, 0, 0, 0]
+    assert frame["queued_work"].tolist() == [0, 0, 3 * 60, 0, 0, 0, 0]
+    # job 1's 2 processors x (150 - t) at 10 and 20; job 2's 3 x (160 - t) at 100 and 120 (job 4's request is out)
+    assert frame["remaining_work"].tolist() == [0, 280, 260, 180, 120, 0, 20]
+    assert frame["free_procs"].tolist() == [4, 2, 2, 1, 0, 4, 2]
+    assert np.isnan(frame["requested_time_s"].iat[2]) and frame["requested_time_s"].iat[3] == 20
+    assert (report.read, report.kept, report.removed["wait time unknown"]) == (8, 7, 1)
+    assert report.kept_flagged == {"requested time unknown (its work counts as 0)": 1}
+
+
+def test_categories_labels_and_the_local_clock(hand) -> None:
+    frame, _ = hand
+    assert frame[["user", "group", "queue"]].iloc[2].tolist() == [2, 2, 2]
+    assert frame["wait_s"].tolist() == [0, 90, 80, 0, 10, 0, 0] and frame["run_s"].tolist()[:3] == [100, 50, 0]
+    assert frame["wait_known_at"].tolist() == [0, 100, 100, 100, 130, 200, 200]
+    assert frame["run_known_at"].tolist() == [100, 150, 100, 130, 140, 210, 210]
+    # the epoch is Wednesday 1969-12-31 19:00 in New York (UTC-5)
+    assert frame["weekday"].tolist() == [2] * 7
+    assert frame["time_of_day_s"].tolist() == [19 * 3600 + s for s in (0, 10, 20, 100, 120, 200, 200)]
+
+
+def test_a_label_is_known_only_once_it_happened_and_only_from_earlier_jobs(hand) -> None:
+    frame, _ = hand
+    assert known(frame, 4, "wait_s").tolist() == [True, True, True, True, False, False, False]
+    assert known(frame, 4, "run_s").tolist() == [True, False, True, False, False, False, False]  # ends 100, 100
+    # at 100 job 4 itself starts, but a query never learns from itself or from later submissions
+    assert known(frame, 3, "wait_s").tolist() == [True, True, True, False, False, False, False]
+    assert known(frame, 6, "wait_s").tolist() == [True] * 6 + [False]  # job 6, same instant, earlier in the log
+    assert not known(frame, 0, "run_s").any()
+    with pytest.raises(ConfigError, match="label"):
+        known(frame, 0, "cost")
+
+
+def test_a_machine_needs_a_processor_and_a_time_zone_must_exist(hand, tmp_path: Path) -> None:
+    trace = read_swf(tmp_path / "hand.swf").frame
+    with pytest.raises(ConfigError, match="max_procs"):
+        submission_features(trace, max_procs=0)
+    with pytest.raises(ConfigError, match="Mars/Olympus"):
+        submission_features(trace, max_procs=4, time_zone="Mars/Olympus")
+    wide = submission_features(trace, max_procs=2)[1]
+    assert wide.removed["wider than the machine's 2 processors"] == 1  # job 2 (3); jobs 1, 6 and 7 hold 2
+
+
+def brute_force(frame: pd.DataFrame, held: np.ndarray, max_procs: int) -> dict[str, np.ndarray]:
+    """The state at each submission from its definition, job by job (quadratic)."""
+    t = frame["submit_s"].to_numpy()
+    start, end = frame["wait_known_at"].to_numpy(), frame["run_known_at"].to_numpy()
+    request = np.nan_to_num(frame["requested_time_s"].to_numpy())
+    procs = frame["requested_procs"].to_numpy()
+    out: dict[str, list[float]] = {k: [] for k in ("queue_size", "queued_work", "remaining_work", "free_procs")}
+    for i in range(len(t)):
+        before = np.arange(len(t)) < i
+        waiting = before & (start > t[i])
+        running = before & (start <= t[i]) & (end > t[i])
+        out["queue_size"].append(waiting.sum())
+        out["queued_work"].append((procs * request)[waiting].sum())
+        out["remaining_work"].append((held * np.maximum(0, start + request - t[i]))[running].sum())
+        out["free_procs"].append(max_procs - held[running].sum())
+    return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
+
+
+def test_the_replay_matches_a_brute_force_count_on_kth() -> None:
+    swf = read_swf(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+    trace = swf.frame.iloc[:2500]
+    frame, report = submission_features(trace, max_procs=100)
+    kept = trace[trace["run_time"].notna() & (trace["allocated_procs"].fillna(0) > 0)]
+    held = kept["allocated_procs"].to_numpy(dtype=np.float64)[np.argsort(kept["submit_time"], kind="stable")]
+    assert report.kept == len(frame) == len(held)
+    expected = brute_force(frame, held, 100)
+    for name, values in expected.items():
+        np.testing.assert_array_equal(frame[name].to_numpy(), values, err_msg=name)
+    assert frame["queue_size"].max() > 5 and (frame["remaining_work"] > 0).mean() > 0.5  # a busy stretch
