@@ -1,0 +1,76 @@
+"""The k-NN estimator: stable weights, the weighted variance, HEOM by hand, and scikit-learn's estimator checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from broker.advisor.knn import KernelKNN, stable_weights, weighted_variance
+
+
+def test_stable_weights_equal_the_kernel_ratios_where_the_kernels_do_not_underflow() -> None:
+    d = np.array([[0.5, 1.0, 2.0]])
+    kernel = np.exp(-((d / 1.5) ** 2))
+    np.testing.assert_allclose(stable_weights(d, 1.5), kernel / kernel.sum(), rtol=1e-14)
+
+
+def test_stable_weights_survive_when_every_kernel_underflows() -> None:
+    d = np.array([[30.0, 31.0, 40.0]])  # (d / width)^2 = 900, 961, 1600: exp(-900) is 0.0 in double precision
+    assert np.all(np.exp(-(d**2)) == 0.0)  # the naive weights would be 0 / 0
+    v = stable_weights(d, 1.0)
+    assert np.all(np.isfinite(v)) and v.sum() == pytest.approx(1.0)
+    # v_0 = 1 / (1 + e^-61 + e^-700), v_1 = e^-61 v_0, v_2 = e^-700 v_0 (underflows to 0 relative to 1)
+    assert v[0, 0] == pytest.approx(1 / (1 + math.exp(-61)), rel=1e-15) and v[0, 1] == pytest.approx(math.exp(-61))
+    assert stable_weights(np.array([[7.0, 7.0]]), 0.01).tolist() == [[0.5, 0.5]]  # ties share, however far
+
+
+def test_the_weighted_unbiased_variance_by_hand() -> None:
+    mean, variance = weighted_variance(np.array([[1.0, 3.0]]), np.array([[0.5, 0.5]]))
+    assert (mean[0], variance[0]) == (2.0, 2.0)  # two equal weights: the sample variance, ((1-2)^2 + (3-2)^2) / 1
+    mean, variance = weighted_variance(np.array([[0.0, 10.0]]), np.array([[0.75, 0.25]]))
+    # mean 2.5; spread 0.75 * 6.25 + 0.25 * 56.25 = 18.75; 1 - (0.5625 + 0.0625) = 0.375
+    assert (mean[0], variance[0]) == (2.5, 50.0)
+    _, alone = weighted_variance(np.array([[4.0, 9.0]]), np.array([[1.0, 0.0]]))
+    assert alone[0] == math.inf  # one neighbour holds all the weight: no spread to speak of
+
+
+def test_heom_distance_by_hand() -> None:
+    # column 0 a number (range 10 in training), column 1 a category; weights 2 and 3
+    X = np.array([[0.0, 1.0], [10.0, 1.0], [5.0, 2.0]])
+    model = KernelKNN(n_neighbors=3, feature_weights=[2.0, 3.0], categorical=[1]).fit(X, [0.0, 1.0, 2.0])
+    d, i = model.neighbors_.kneighbors(model._embed(np.array([[0.0, 2.0]])))
+    by_row = dict(zip(i[0].tolist(), d[0].tolist(), strict=True))
+    assert by_row[2] == pytest.approx(math.sqrt((2 * 5 / 10) ** 2))  # same category, 5 apart: 1
+    assert by_row[0] == pytest.approx(3.0)  # same number, other category: w = 3
+    assert by_row[1] == pytest.approx(math.sqrt(2.0**2 + 3.0**2))  # 10 apart (2) and other category (3)
+    d, _ = model.neighbors_.kneighbors(model._embed(np.array([[0.0, 7.0]])))  # a category never seen
+    assert sorted(d[0].tolist()) == pytest.approx([3.0, math.sqrt(1 + 9), math.sqrt(4 + 9)])
+
+
+def test_predictions_weight_the_nearest_and_report_their_spread() -> None:
+    X = np.array([[0.0], [1.0], [2.0], [10.0]])
+    y = np.array([10.0, 20.0, 30.0, 1000.0])
+    model = KernelKNN(n_neighbors=2, width=0.05).fit(X, y)  # distances in units of the range 10
+    mean, std = model.predict(np.array([[0.5]]), return_std=True)
+    assert mean[0] == pytest.approx(15.0) and std[0] == pytest.approx(math.sqrt(50.0))  # two at equal distance
+    alone = KernelKNN(n_neighbors=1).fit(X, y)
+    mean, std = alone.predict(np.array([[9.0]]), return_std=True)
+    assert (mean[0], std[0]) == (1000.0, math.inf)
+    far = KernelKNN(n_neighbors=3, width=1e-3).fit(X, y)  # every kernel underflows: the nearest decides
+    assert far.predict(np.array([[2.2]]))[0] == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("bad", [{"n_neighbors": 0}, {"width": 0.0}, {"width": math.nan},
+                                 {"feature_weights": [1.0, -1.0]}, {"feature_weights": [1.0]},
+                                 {"categorical": [5]}])
+def test_bad_parameters_are_refused_at_fit(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        KernelKNN(**bad).fit(np.zeros((4, 2)), np.arange(4.0))
+
+
+@parametrize_with_checks([KernelKNN(), KernelKNN(n_neighbors=3, width=0.5, categorical=[0])])
+def test_scikit_learn_estimator_checks(estimator, check) -> None:
+    check(estimator)
