@@ -1,6 +1,7 @@
 """The placement advisor (``SPEC.md`` §8): run a job on the local cluster or in the cloud.
 
 So far: the features of each job as of its submission, replayed from the trace without leakage
-(:mod:`broker.advisor.features`), and the k-NN estimator with its uncertainty
-(:mod:`broker.advisor.knn`). Feature weights, promises, the decision and its evaluation follow.
+(:mod:`broker.advisor.features`), the k-NN estimator with its uncertainty
+(:mod:`broker.advisor.knn`), and predictions as each job is submitted from the labels known by then
+(:mod:`broker.advisor.online`). Feature weights, promises, the decision and its evaluation follow.
 """

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -44,6 +44,51 @@ def weighted_variance(labels: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np
     with np.errstate(divide="ignore", invalid="ignore"):
         variance = np.where(room > 1e-12, spread / np.where(room > 1e-12, room, 1.0), np.inf)
     return mean, variance
+
+
+class HeomEmbedding(TransformerMixin, BaseEstimator):
+    """Rows mapped where the weighted HEOM distance is the Euclidean one (module docstring).
+
+    Numbers are divided by their range in the data it was fitted on and multiplied by their weight;
+    each category becomes one-hot columns scaled by ``w / sqrt(2)``, plus one column for a value not
+    seen in fitting, so two different values are ``w`` apart whether seen or not.
+    """
+
+    def __init__(self, feature_weights: Sequence[float] | None = None, categorical: Sequence[int] = ()) -> None:
+        self.feature_weights = feature_weights
+        self.categorical = categorical
+
+    def fit(self, X: Any, y: Any = None) -> HeomEmbedding:
+        """Learn the numbers' ranges and the categories' values."""
+        X = validate_data(self, X, dtype=np.float64)
+        n_features = X.shape[1]
+        weights = np.ones(n_features) if self.feature_weights is None else np.asarray(self.feature_weights, float)
+        if weights.shape != (n_features,) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ValueError(f"feature_weights must be {n_features} finite numbers >= 0, got {self.feature_weights!r}")
+        cats = sorted({int(c) for c in self.categorical})
+        if any(not 0 <= c < n_features for c in cats):
+            raise ValueError(f"categorical columns must lie in 0..{n_features - 1}, got {list(self.categorical)}")
+        self.weights_, self.categorical_ = weights, cats
+        self.numeric_ = [c for c in range(n_features) if c not in cats]
+        span = np.ptp(X[:, self.numeric_], axis=0) if self.numeric_ else np.zeros(0)
+        self.scale_ = np.where(span > 0, weights[self.numeric_] / np.where(span > 0, span, 1.0), 0.0)
+        self.encoder_ = (OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X[:, cats])
+                         if cats else None)
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """The embedded rows."""
+        check_is_fitted(self, "scale_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        parts = [X[:, self.numeric_] * self.scale_]
+        if self.encoder_ is not None:
+            onehot = self.encoder_.transform(X[:, self.categorical_])
+            blocks = np.split(onehot, np.cumsum([len(c) for c in self.encoder_.categories_])[:-1], axis=1)
+            for j, (block, seen) in enumerate(zip(blocks, self.encoder_.categories_, strict=True)):
+                w = self.weights_[self.categorical_[j]] / np.sqrt(2.0)
+                unseen = ~np.isin(X[:, self.categorical_[j]], seen)
+                parts += [block * w, unseen[:, None] * w]
+        return np.hstack(parts)
 
 
 class KernelKNN(RegressorMixin, BaseEstimator):
@@ -75,44 +120,18 @@ class KernelKNN(RegressorMixin, BaseEstimator):
             raise ValueError(f"n_neighbors must be an integer >= 1, got {self.n_neighbors!r}")
         if not (np.isfinite(self.width) and self.width > 0):
             raise ValueError(f"width must be a finite number > 0, got {self.width!r}")
-        n_features = X.shape[1]
-        weights = np.ones(n_features) if self.feature_weights is None else np.asarray(self.feature_weights, float)
-        if weights.shape != (n_features,) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-            raise ValueError(f"feature_weights must be {n_features} finite numbers >= 0, got {self.feature_weights!r}")
-        cats = sorted({int(c) for c in self.categorical})
-        if any(not 0 <= c < n_features for c in cats):
-            raise ValueError(f"categorical columns must lie in 0..{n_features - 1}, got {list(self.categorical)}")
-        self.weights_, self.categorical_ = weights, cats
-        self.numeric_ = [c for c in range(n_features) if c not in cats]
-        span = np.ptp(X[:, self.numeric_], axis=0) if self.numeric_ else np.zeros(0)
-        self.scale_ = np.where(span > 0, weights[self.numeric_] / np.where(span > 0, span, 1.0), 0.0)
-        self.encoder_ = (OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X[:, cats])
-                         if cats else None)
+        self.embedding_ = HeomEmbedding(self.feature_weights, self.categorical).fit(X)
         self.y_ = y.copy()
-        self.neighbors_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, len(y))).fit(self._embed(X))
+        self.neighbors_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, len(y))).fit(self.embedding_.transform(X))
         return self
 
     def predict(self, X: Any, return_std: bool = False) -> Any:
         """The kernel-weighted mean of the neighbours' labels, and with ``return_std`` the square root of eq. 7."""
         check_is_fitted(self, "neighbors_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        distance, index = self.neighbors_.kneighbors(self._embed(X))
+        distance, index = self.neighbors_.kneighbors(self.embedding_.transform(X))
         mean, variance = weighted_variance(self.y_[index], stable_weights(distance, float(self.width)))
         return (mean, np.sqrt(variance)) if return_std else mean
-
-    def _embed(self, X: np.ndarray) -> np.ndarray:
-        """Rows in the space where HEOM is the Euclidean distance (module docstring)."""
-        parts = [X[:, self.numeric_] * self.scale_]
-        if self.encoder_ is not None:
-            onehot = self.encoder_.transform(X[:, self.categorical_])
-            unseen = []
-            for j, categories in enumerate(self.encoder_.categories_):  # one extra column per feature: "not seen"
-                unseen.append(~np.isin(X[:, self.categorical_[j]], categories))
-            blocks = np.split(onehot, np.cumsum([len(c) for c in self.encoder_.categories_])[:-1], axis=1)
-            for j, block in enumerate(blocks):
-                w = self.weights_[self.categorical_[j]] / np.sqrt(2.0)
-                parts += [block * w, unseen[j][:, None] * w]
-        return np.hstack(parts)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from broker.advisor.knn import KernelKNN, stable_weights, weighted_variance
+from broker.advisor.knn import HeomEmbedding, KernelKNN, stable_weights, weighted_variance
 
 
 def test_stable_weights_equal_the_kernel_ratios_where_the_kernels_do_not_underflow() -> None:
@@ -41,12 +41,12 @@ def test_heom_distance_by_hand() -> None:
     # column 0 a number (range 10 in training), column 1 a category; weights 2 and 3
     X = np.array([[0.0, 1.0], [10.0, 1.0], [5.0, 2.0]])
     model = KernelKNN(n_neighbors=3, feature_weights=[2.0, 3.0], categorical=[1]).fit(X, [0.0, 1.0, 2.0])
-    d, i = model.neighbors_.kneighbors(model._embed(np.array([[0.0, 2.0]])))
+    d, i = model.neighbors_.kneighbors(model.embedding_.transform(np.array([[0.0, 2.0]])))
     by_row = dict(zip(i[0].tolist(), d[0].tolist(), strict=True))
     assert by_row[2] == pytest.approx(math.sqrt((2 * 5 / 10) ** 2))  # same category, 5 apart: 1
     assert by_row[0] == pytest.approx(3.0)  # same number, other category: w = 3
     assert by_row[1] == pytest.approx(math.sqrt(2.0**2 + 3.0**2))  # 10 apart (2) and other category (3)
-    d, _ = model.neighbors_.kneighbors(model._embed(np.array([[0.0, 7.0]])))  # a category never seen
+    d, _ = model.neighbors_.kneighbors(model.embedding_.transform(np.array([[0.0, 7.0]])))  # a category never seen
     assert sorted(d[0].tolist()) == pytest.approx([3.0, math.sqrt(1 + 9), math.sqrt(4 + 9)])
 
 
@@ -71,6 +71,7 @@ def test_bad_parameters_are_refused_at_fit(bad: dict) -> None:
         KernelKNN(**bad).fit(np.zeros((4, 2)), np.arange(4.0))
 
 
-@parametrize_with_checks([KernelKNN(), KernelKNN(n_neighbors=3, width=0.5, categorical=[0])])
+@parametrize_with_checks([KernelKNN(), KernelKNN(n_neighbors=3, width=0.5, categorical=[0]), HeomEmbedding(),
+                          HeomEmbedding(categorical=[0])])
 def test_scikit_learn_estimator_checks(estimator, check) -> None:
     check(estimator)

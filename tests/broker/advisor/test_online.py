@@ -1,0 +1,95 @@
+"""Predictions as each job is submitted: exactly the k-NN of its own past, and blind to what came later."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.neighbors import NearestNeighbors
+
+from broker.advisor.features import CATEGORIES, NUMBERS, known, submission_features
+from broker.advisor.knn import HeomEmbedding, stable_weights, weighted_variance
+from broker.advisor.online import first_known, predict_as_submitted
+from tests.conftest import trace_path
+from workloads.errors import ConfigError
+from workloads.swf import read_swf
+
+COLUMNS = [*CATEGORIES, *NUMBERS]
+
+
+@pytest.fixture(scope="module")
+def kth():
+    swf = read_swf(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+    frame, _ = submission_features(swf.frame.iloc[:1400], max_procs=100, unix_start=swf.header.unix_start_time,
+                                   time_zone=swf.header.time_zone_string)
+    features = frame[COLUMNS].fillna(0.0).to_numpy()
+    embedded = HeomEmbedding(categorical=[0, 1, 2]).fit(features[:1000]).transform(features)
+    return frame, embedded
+
+
+def refit_each_time(frame, embedded, label, queries, k, width):
+    """The reference: a fresh neighbour search over exactly the rows known at each query."""
+    y = frame[label].to_numpy()
+    mean, std = [], []
+    for i in queries:
+        rows = np.flatnonzero(known(frame, i, label))
+        d, j = NearestNeighbors(n_neighbors=min(k, len(rows))).fit(embedded[rows]).kneighbors(embedded[[i]])
+        m, var = weighted_variance(y[rows][j], stable_weights(d, width))
+        mean.append(m[0])
+        std.append(np.sqrt(var[0]))
+    return np.array(mean), np.array(std)
+
+
+@pytest.mark.parametrize("label", ["wait_s", "run_s"])
+def test_online_predictions_equal_a_refit_on_each_querys_own_past(kth, label: str) -> None:
+    frame, embedded = kth
+    queries = np.arange(1100, 1300)
+    got = predict_as_submitted(embedded, frame[label].to_numpy(), first_known(frame, label), queries,
+                               n_neighbors=12, width=0.2, rebuild_every=24)
+    mean, std = refit_each_time(frame, embedded, label, queries, 12, 0.2)
+    np.testing.assert_allclose(got.mean, mean, rtol=1e-9)  # distances summed in another order: last-bit differences
+    np.testing.assert_allclose(got.std, std, rtol=1e-9)
+    assert got.known.tolist() == [int(known(frame, i, label).sum()) for i in queries]
+
+
+def test_a_label_not_yet_known_cannot_change_a_prediction(kth) -> None:
+    frame, embedded = kth
+    label, i = "run_s", 1200
+    first = first_known(frame, label)
+    y = frame[label].to_numpy().copy()
+    before = predict_as_submitted(embedded, y, first, np.array([i]), n_neighbors=8, width=0.2)
+    pending = np.flatnonzero(~known(frame, i, label))  # later jobs, and earlier ones still running at the query
+    assert (pending < i).any()
+    y[pending] = 1e9  # labels the query must not see
+    after = predict_as_submitted(embedded, y, first, np.array([i]), n_neighbors=8, width=0.2)
+    assert (after.mean[0], after.std[0]) == (before.mean[0], before.std[0])
+    y[np.flatnonzero(known(frame, i, label))] += 1000.0  # labels it does see: the prediction moves with them
+    moved = predict_as_submitted(embedded, y, first, np.array([i]), n_neighbors=8, width=0.2)
+    assert moved.mean[0] == pytest.approx(before.mean[0] + 1000.0)
+
+
+def test_a_first_query_with_no_past_predicts_nothing(kth) -> None:
+    frame, embedded = kth
+    got = predict_as_submitted(embedded, frame["wait_s"].to_numpy(), first_known(frame, "wait_s"), np.array([0]),
+                               n_neighbors=5, width=1.0)
+    assert np.isnan(got.mean[0]) and got.std[0] == np.inf and got.known[0] == 0
+
+
+def test_first_known_by_hand() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"submit_s": [0.0, 10.0, 10.0, 30.0], "wait_known_at": [10.0, 25.0, 10.0, 30.0],
+                          "run_known_at": [40.0, 26.0, 10.0, 99.0]})
+    # row 0's wait is known at 10: the first query at or after 10 is row 1; row 2's at 10, but only from row 3
+    assert first_known(frame, "wait_s").tolist() == [1, 3, 3, 4]
+    assert first_known(frame, "run_s").tolist() == [4, 3, 3, 4]
+    with pytest.raises(ConfigError, match="label"):
+        first_known(frame, "cost")
+
+
+def test_bad_arguments_are_refused(kth) -> None:
+    frame, embedded = kth
+    y, first = frame["wait_s"].to_numpy(), first_known(frame, "wait_s")
+    with pytest.raises(ConfigError, match="ascending"):
+        predict_as_submitted(embedded, y, first, np.array([5, 3]), n_neighbors=3, width=1.0)
+    with pytest.raises(ConfigError, match="n_neighbors"):
+        predict_as_submitted(embedded, y, first, np.array([5]), n_neighbors=0, width=1.0)
