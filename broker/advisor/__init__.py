@@ -4,6 +4,7 @@ So far: the features of each job as of its submission, replayed from the trace w
 (:mod:`broker.advisor.features`), the k-NN estimator with its uncertainty
 (:mod:`broker.advisor.knn`), and predictions as each job is submitted from the labels known by then
 (:mod:`broker.advisor.online`), and feature weights, ``k`` and the kernel width by correlation or
-by a seeded global search (:mod:`broker.advisor.tuning`). Promises, the decision and its evaluation
-follow.
+by a seeded global search (:mod:`broker.advisor.tuning`), and the decision: speed models, the
+cutoff ``C(s)``, saved time and the oracle (:mod:`broker.advisor.decide`). Scheduler promises, the
+evaluation protocol, the CLI and the notebook follow.
 """

@@ -1,0 +1,88 @@
+"""The advisor's decision by hand: speed models, the strict inequalities, saved time, the oracle, the cutoff."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from broker.advisor.decide import PAPER_OVERHEADS, Cutoff, LinearSpeed, TableSpeed, decide, oracle, saved_time
+from workloads.errors import ConfigError, InputError
+
+
+def test_the_linear_speed_model_by_hand() -> None:
+    np.testing.assert_allclose(LinearSpeed(0.1).cloud_run(np.array([10, 1]), np.array([100.0, 100.0])), [200.0, 110.0],
+                               rtol=1e-15)
+    assert LinearSpeed(0.0).cloud_run(np.array([64]), np.array([5.0])).tolist() == [5.0]
+    assert LinearSpeed(0.5).s == 0.5 and len(PAPER_OVERHEADS) == 10
+    with pytest.raises(ConfigError, match="overhead"):
+        LinearSpeed(-0.1)
+
+
+def test_a_speed_table_is_read_and_looked_up_by_the_most_processors_not_above_the_jobs(tmp_path: Path) -> None:
+    path = tmp_path / "speed.csv"
+    path.write_text("procs,ratio\n64,3.0\n1,1.1\n8,1.5\n")
+    table = TableSpeed.read(path)
+    assert table.procs == (1, 8, 64) and table.ratios == (1.1, 1.5, 3.0)
+    got = table.cloud_run(np.array([1, 4, 8, 63, 64, 500]), np.full(6, 100.0))
+    np.testing.assert_allclose(got, [110.0, 110.0, 150.0, 150.0, 300.0, 300.0])
+    assert table.s == pytest.approx((1.1 + 1.5 + 3.0) / 3 - 1)
+
+
+@pytest.mark.parametrize(("text", "where"), [("proc,ratio\n1,1\n", ":1:"),
+                                             ("procs,ratio\n0,1.5\n", ":2: field 'procs'"),
+                                             ("procs,ratio\n2,x\n", ":2: field 'ratio'"),
+                                             ("procs,ratio\n2,nan\n", ":2: field 'ratio'"),
+                                             ("procs,ratio\n2,1\n2,3\n", ":3: field 'procs'"),
+                                             ("procs,ratio\n2,1,5\n", ":2: 3 fields"), ("procs,ratio\n", "no rows")])
+def test_a_bad_speed_table_names_the_line_and_field(tmp_path: Path, text: str, where: str) -> None:
+    path = tmp_path / "speed.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match="speed.csv" + ".*" + where.replace("(", r"\(").replace(")", r"\)")):
+        TableSpeed.read(path)
+
+
+def test_the_decision_needs_a_strictly_shorter_cloud_run_and_a_variance_strictly_below_the_cutoff() -> None:
+    wait, run = np.array([100.0, 100.0, 100.0, 100.0]), np.array([50.0, 50.0, 50.0, 50.0])
+    cloud = np.array([149.0, 150.0, 149.0, 149.0])
+    var = np.array([9.0, 9.0, 10.0, 11.0])
+    assert decide(wait, run, var, cloud, 10.0).tolist() == [True, False, False, False]
+    assert decide(wait, run, var, cloud, math.inf).tolist() == [True, False, True, True]  # no cutoff
+
+
+def test_saved_time_and_the_oracle_by_hand() -> None:
+    run, wait, cloud = np.array([100.0, 100.0, 100.0]), np.array([50.0, 0.0, 10.0]), np.array([120.0, 120.0, 110.0])
+    assert saved_time(np.array([True, True, False]), run, wait, cloud).tolist() == [30.0, -20.0, 0.0]
+    assert oracle(run, wait, cloud).tolist() == [True, False, False]  # 110 = 110 saves nothing: kept
+
+
+def test_no_advisor_saves_more_than_the_oracle_on_any_job() -> None:
+    rng = np.random.default_rng(11)
+    run, wait = rng.exponential(3600, 2000), rng.exponential(7200, 2000)
+    for o in PAPER_OVERHEADS:
+        cloud = LinearSpeed(o).cloud_run(rng.integers(1, 128, 2000), run)
+        best = saved_time(oracle(run, wait, cloud), run, wait, cloud)
+        for choice in (rng.random(2000) < 0.5, np.ones(2000, bool), np.zeros(2000, bool)):
+            assert np.all(best >= saved_time(choice, run, wait, cloud))
+        assert np.all(best >= 0)
+
+
+def test_the_cutoff_separates_hits_below_the_line_from_misses_above() -> None:
+    rng = np.random.default_rng(5)
+    s = rng.choice(PAPER_OVERHEADS, 600)
+    line = 2.0 + 0.5 * s  # hits have log variance below 2 + 0.5 s, misses above, with a margin of 0.5
+    log_var = np.where(rng.random(600) < 0.5, line - rng.uniform(0.5, 3, 600), line + rng.uniform(0.5, 3, 600))
+    hit = log_var < line
+    cutoff = Cutoff.fit(s, np.exp(log_var), hit)
+    assert all((np.exp(v) < cutoff(x)) == h for x, v, h in zip(s, log_var, hit, strict=True))
+    assert cutoff.beta == pytest.approx(0.5, abs=0.35) and cutoff.log_alpha == pytest.approx(2.0, abs=0.5)
+    assert Cutoff()(3.0) == math.inf
+
+
+def test_a_cutoff_needs_hits_and_misses() -> None:
+    with pytest.raises(ConfigError, match="both hits and misses"):
+        Cutoff.fit(np.array([0.1, 0.2]), np.array([1.0, 2.0]), np.array([True, True]))
+    with pytest.raises(ConfigError, match="more certain"):  # hits above misses: no cutoff can keep them
+        Cutoff.fit(np.array([0.1] * 4), np.array([1.0, 2.0, 100.0, 200.0]), np.array([False, False, True, True]))
