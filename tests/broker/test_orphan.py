@@ -148,3 +148,68 @@ def test_a_local_worker_watches_a_live_launcher_without_looking_at_its_ancestry(
         for p in (stranger, worker):
             if p.poll() is None:
                 p.kill()
+
+
+def fresh_env() -> dict[str, str]:
+    """The environment as it is now (not at import), so a child sees what this process sees."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def test_a_process_whose_name_holds_a_parenthesis_is_read_past_its_last_one() -> None:
+    me = orphan.launcher()
+    assert me is not None
+    code = "import time; open('/proc/self/comm', 'w').write('x) 1 2 3'); print(flush=True); time.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        child.stdout.readline()
+        text = Path(f"/proc/{child.pid}/stat").read_text()
+        assert "(x) 1 2 3)" in text
+        assert orphan.identify(child.pid) == (child.pid, text.rpartition(")")[2].split()[19])
+        assert orphan.descends_from(me, child.pid)
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_descent_of_a_pid_without_a_process_is_false() -> None:
+    me = orphan.launcher()
+    assert me is not None
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert not orphan.descends_from(me, gone.pid)
+
+
+# In a child of the test process: which guards start a watch, and the watch thread that runs.
+GUARDS = """
+import os, sys, threading, time
+from broker import orphan
+me, owner, gone = orphan.launcher(), orphan.identify(os.getppid()), (int(sys.argv[1]), "1")
+print(orphan.guard(me, local=True), orphan.guard(gone), orphan.guard(owner), orphan.guard(owner),
+      orphan.guard(owner, local=True), flush=True)
+time.sleep(2 * orphan.EVERY)
+print(sorted((t.name, t.daemon) for t in threading.enumerate() if t is not threading.main_thread()), flush=True)
+"""
+
+
+def test_guards_in_a_child_start_one_daemon_watch_of_the_live_parent_and_let_it_end() -> None:
+    assert not orphan.guard(None)  # no owner, nothing to watch
+    assert orphan.local_guard(None) is None
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    run = subprocess.run([sys.executable, "-c", GUARDS, str(gone.pid)], env=fresh_env(), capture_output=True,
+                         text=True, timeout=30)  # a non-daemon watch would keep it alive: TimeoutExpired
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout.splitlines() == ["False False True False False", "[('cloudbroker-orphan-guard', True)]"]
+
+
+def test_a_local_guard_of_a_launcher_already_gone_exits_with_a_warning() -> None:
+    assert orphan.local_guard(None) is None
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    code = f"from broker import orphan; orphan.local_guard(({gone.pid}, '1')); print('still here')"
+    run = subprocess.run([sys.executable, "-c", code], env=fresh_env(), capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (1, "")
+    [said] = run.stderr.splitlines()  # one line: the warning, no traceback
+    head, _, pid = said.removesuffix(" exits").rpartition(" worker ")
+    assert (head, pid.isdigit(), said.endswith(" exits")) == (f"the sweep's process {gone.pid} is gone:", True, True)

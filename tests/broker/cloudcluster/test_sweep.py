@@ -96,3 +96,38 @@ def test_a_cluster_grid_on_dask_matches_loky():
                       dashboard_address=None) as cluster, Client(cluster) as client, \
             parallel_config(backend="dask", client=client):
         assert run_sweep(cluster_cell, todo) == on_loky
+
+
+def test_check_settings_names_the_setting_its_value_and_its_range():
+    from broker.cloudcluster.sweep import check_settings
+
+    cases = [({"wait_next_hour_min": 60.0}, "wait_next_hour_min must be a number in [0, 60), got 60.0"),
+             ({"boot_s": 3601}, "boot_s must be a number in [0, 3600], got 3601"),
+             ({"cap": 0}, 'cap must be an integer >= 1 or "none", got 0'),
+             ({"merge": "yes"}, "merge must be true or false, got 'yes'"),
+             ({"keepalive": 3}, "keepalive must be a string, got 3"),
+             ({"charging": 5}, "charging must be a string, got 5")]
+    for settings, message in cases:
+        with pytest.raises(ValueError) as caught:
+            check_settings(settings)
+        assert str(caught.value) == message
+    check_settings({"wait_next_hour_min": 59.999, "boot_s": 3600, "cap": "none", "merge": False, "charging": "exact"})
+
+
+def test_workload_problem_names_the_key_and_what_it_takes():
+    from broker.cloudcluster.sweep import _workload_problem
+
+    nan, inf = float("nan"), float("inf")
+    cases = [({"trace": "t", "volumes": "v.csv", "limit": 1, "seed": 0, "parallel": "expand"}, None),
+             ({"synthetic": 0.5}, None),
+             ({"bogus": 1}, "unknown key 'bogus'; known: limit, parallel, seed, synthetic, trace, volumes"),
+             ({"trace": ""}, "trace must be a path or registry name, got ''"),
+             ({"trace": 5}, "trace must be a path or registry name, got 5"),
+             ({"trace": "t", "volumes": ""}, "volumes must be a path, got ''"),
+             ({"trace": "t", "volumes": 5}, "volumes must be a path, got 5"),
+             *[({"synthetic": v}, f"synthetic must be a scale > 0, got {v!r}") for v in (0, -1.0, True, nan, inf, "x")],
+             ({"synthetic": 1, "limit": 0}, "limit must be an integer >= 1, got 0"),
+             ({"synthetic": 1, "seed": -1}, "seed must be an integer >= 0, got -1"),
+             ({"synthetic": 1, "parallel": "two"}, "parallel must be \"one\" or \"expand\", got 'two'"),
+             ({"synthetic": 1.0, "volumes": "v.csv"}, "volumes goes with trace")]
+    assert [(w, _workload_problem(w)) for w, _ in cases] == cases
