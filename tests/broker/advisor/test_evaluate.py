@@ -1,0 +1,72 @@
+"""The advisor on a real trace with a small protocol: windows, the oracle never beaten, sums that add up."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from broker.advisor.decide import PAPER_OVERHEADS, Cutoff, LinearSpeed, oracle, saved_time
+from broker.advisor.evaluate import Protocol, evaluate
+from broker.advisor.features import submission_features
+from tests.conftest import trace_path
+from workloads.errors import ConfigError
+from workloads.swf import read_swf
+
+
+@pytest.fixture(scope="module")
+def kth():
+    swf = read_swf(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+    frame, _ = submission_features(swf.frame.iloc[:4000], max_procs=100, unix_start=swf.header.unix_start_time,
+                                   time_zone=swf.header.time_zone_string)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def run(kth):
+    return evaluate(kth, [LinearSpeed(o) for o in PAPER_OVERHEADS], protocol=Protocol(tune=300, skip=2000,
+                                                                                     evaluate=1500))
+
+
+def test_the_protocols_windows() -> None:
+    tune, window = Protocol(tune=3, skip=10, evaluate=4).windows(20)
+    assert tune.tolist() == [7, 8, 9] and window.tolist() == [10, 11, 12, 13]
+    with pytest.raises(ConfigError, match="needs skip"):
+        Protocol(tune=3, skip=10, evaluate=4).windows(13)
+    with pytest.raises(ConfigError, match="tune <= skip"):
+        Protocol(tune=11, skip=10)
+
+
+def test_the_oracle_saves_at_least_the_advisor_in_every_scenario(run) -> None:
+    assert len(run.scenarios) == len(PAPER_OVERHEADS)
+    for s in run.scenarios:
+        assert s.oracle_saved_time_s >= max(s.saved_time_s, s.no_cutoff_saved_time_s), s
+        assert s.jobs_to_cloud + s.jobs_local == 1500 and s.jobs_to_cloud <= s.no_cutoff_jobs_to_cloud
+
+
+def test_the_per_job_table_adds_up_to_the_scenarios(run, kth) -> None:
+    table = run.jobs
+    assert len(table) == 1500 and table["job_id"].tolist() == kth["job_id"].iloc[2000:3500].tolist()
+    procs = kth["requested_procs"].to_numpy()[2000:3500]
+    for s, o in zip(run.scenarios, PAPER_OVERHEADS, strict=True):
+        sent = table[f"cloud[{s.name}]"].to_numpy()
+        cloud = LinearSpeed(o).cloud_run(procs, table["run_s"].to_numpy())
+        assert int(sent.sum()) == s.jobs_to_cloud
+        assert saved_time(sent, table["run_s"], table["wait_s"], cloud).sum() == pytest.approx(s.saved_time_s)
+        best = oracle(table["run_s"], table["wait_s"], cloud)
+        assert int(best.sum()) == s.oracle_jobs_to_cloud
+
+
+def test_predictions_beat_the_mean_and_the_summary_is_json_ready(run, kth) -> None:
+    window = kth.iloc[2000:3500]
+    assert run.rmse_run_s < window["run_s"].std() * 1.5 and np.isfinite(run.rmse_wait_s)
+    d = run.to_dict()
+    assert d["jobs_to_cloud"] == run.scenarios[0].jobs_to_cloud and len(d["scenarios"]) == 10
+    assert {"rmse_wait_s", "rmse_run_s", "saved_time_s", "oracle_saved_time_s", "jobs_local"} <= set(d)
+
+
+def test_without_the_cutoff_every_confident_or_not_prediction_counts(kth) -> None:
+    free = evaluate(kth, [LinearSpeed(0.05)], protocol=Protocol(tune=300, skip=2000, evaluate=500), cutoff=False)
+    s = free.scenarios[0]
+    assert free.cutoff == Cutoff() and s.jobs_to_cloud == s.no_cutoff_jobs_to_cloud
+    with pytest.raises(ConfigError, match="speed"):
+        evaluate(kth, [], protocol=Protocol(tune=300, skip=2000, evaluate=500))
