@@ -1,7 +1,7 @@
-"""The ``cloudbroker`` command line: ``trace info``, ``simulate``, ``plan-reservations``, ``leasing``, ``cluster``.
+"""The ``cloudbroker`` command line: one module per command, imported only when its command runs.
 
-One module per command (:mod:`broker.cli.trace`, :mod:`~broker.cli.simulate`, :mod:`~broker.cli.plan`,
-:mod:`~broker.cli.leasing`, :mod:`~broker.cli.cluster`), imported only when its command runs:
+The modules: :mod:`broker.cli.trace`, :mod:`~broker.cli.simulate`, :mod:`~broker.cli.plan`,
+:mod:`~broker.cli.leasing`, :mod:`~broker.cli.cluster` and :mod:`~broker.cli.advise`.
 ``cloudbroker --help`` lists the commands from :data:`COMMANDS` without importing numpy, a solver or a
 plotting library. Output goes to stdout (a table, or one JSON object with ``--json``); progress bars and
 log messages go to stderr, and a progress bar is shown only on a terminal.
@@ -52,6 +52,8 @@ COMMANDS: dict[str, CommandRef] = {
                           "A local cluster that leases cloud nodes (the Q-learning paper)."),
     "cluster": CommandRef("broker.cli.cluster:cluster_app",
                           "A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6)."),
+    "advise": CommandRef("broker.cli.advise:advise_cmd",
+                         "Run here or in the cloud: the placement advisor over a trace, against the oracle."),
 }
 
 
