@@ -111,8 +111,8 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     procs = frame["requested_procs"].to_numpy()
     (wait_p, wait_sd), (run_p, _) = predicted["wait_s"], predicted["run_s"]
     n_tune = len(tune)
-    fitted = _fit_cutoff(speeds, procs[tune], wait[tune], run[tune], wait_p[:n_tune], run_p[:n_tune],
-                         wait_sd[:n_tune] ** 2) if cutoff else Cutoff()
+    fitted, why = (_fit_cutoff(speeds, procs[tune], wait[tune], run[tune], wait_p[:n_tune], run_p[:n_tune],
+                               wait_sd[:n_tune] ** 2) if cutoff else (Cutoff(), "--no-cutoff"))
     scenarios, table = [], frame.iloc[window][["job_id", "wait_s", "run_s"]].reset_index(drop=True)
     table["wait_pred_s"], table["run_pred_s"] = wait_p[n_tune:], run_p[n_tune:]
     table["wait_std_s"] = wait_sd[n_tune:]
@@ -123,8 +123,8 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
         table[f"cloud[{outcome.name}]"] = choices
     rmse = {label: float(np.sqrt(np.mean((predicted[label][0][n_tune:] - frame[label].to_numpy()[window]) ** 2)))
             for label in ("wait_s", "run_s")}
-    settings = {"k": k, "width": width, "cutoff_used": cutoff, "tune": protocol.tune, "skip": protocol.skip,
-                "evaluate": protocol.evaluate}
+    settings = {"k": k, "width": width, "cutoff_used": why is None, "tune": protocol.tune, "skip": protocol.skip,
+                "evaluate": protocol.evaluate, **({"cutoff_not_used": why} if why else {})}
     return Evaluation(rmse["wait_s"], rmse["run_s"], fitted, scenarios, table, settings)
 
 
@@ -133,8 +133,12 @@ def _name(speed: Speed) -> str:
 
 
 def _fit_cutoff(speeds: Sequence[Speed], procs: np.ndarray, wait: np.ndarray, run: np.ndarray, wait_p: np.ndarray,
-                run_p: np.ndarray, variance: np.ndarray) -> Cutoff:
-    """The line over the tuning entries' (s, log variance), hit = sending to the cloud saved time."""
+                run_p: np.ndarray, variance: np.ndarray) -> tuple[Cutoff, str | None]:
+    """The line over the tuning entries' (s, log variance), hit = sending to the cloud saved time.
+
+    When no line separates them (no hits, no misses, or hits less certain than misses) there is no
+    cutoff, and the reason is returned with it.
+    """
     s, var, hit = [], [], []
     for speed in speeds:
         sent = decide(wait_p, run_p, variance, speed.cloud_run(procs, run_p), math.inf)
@@ -143,9 +147,9 @@ def _fit_cutoff(speeds: Sequence[Speed], procs: np.ndarray, wait: np.ndarray, ru
         var.append(variance[sent])
         hit.append(gain[sent] > 0)
     try:
-        return Cutoff.fit(np.concatenate(s), np.concatenate(var), np.concatenate(hit))
-    except ConfigError:
-        return Cutoff()  # nothing to separate on the tuning entries: no cutoff
+        return Cutoff.fit(np.concatenate(s), np.concatenate(var), np.concatenate(hit)), None
+    except ConfigError as exc:
+        return Cutoff(), f"the tuning entries fit no cutoff: {exc}"
 
 
 def _scenario(speed: Speed, fitted: Cutoff, procs: np.ndarray, wait: np.ndarray, run: np.ndarray,

@@ -68,5 +68,6 @@ def test_without_the_cutoff_every_confident_or_not_prediction_counts(kth) -> Non
     free = evaluate(kth, [LinearSpeed(0.05)], protocol=Protocol(tune=300, skip=2000, evaluate=500), cutoff=False)
     s = free.scenarios[0]
     assert free.cutoff == Cutoff() and s.jobs_to_cloud == s.no_cutoff_jobs_to_cloud
+    assert free.settings["cutoff_used"] is False and free.settings["cutoff_not_used"] == "--no-cutoff"
     with pytest.raises(ConfigError, match="speed"):
         evaluate(kth, [], protocol=Protocol(tune=300, skip=2000, evaluate=500))

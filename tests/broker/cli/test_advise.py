@@ -32,6 +32,7 @@ def test_advise_reports_the_advisor_against_the_oracle_and_writes_its_decisions(
 def test_advise_runs_the_papers_ten_speeds_and_a_table_of_ratios(tmp_path: Path) -> None:
     ten = json.loads(cloudbroker("advise", "--trace", KTH, *SMALL, "--no-cutoff", "--json").out)
     assert len(ten["scenarios"]) == 10 and ten["cutoff"] == {"log_alpha": None, "beta": 0.0}
+    assert (ten["cutoff_used"], ten["cutoff_not_used"]) == (False, "--no-cutoff")
     assert all(s["jobs_to_cloud"] == s["no_cutoff_jobs_to_cloud"] for s in ten["scenarios"])
     (tmp_path / "speed.csv").write_text("procs,ratio\n1,1.2\n16,2.0\n")
     table = json.loads(cloudbroker("advise", "--trace", KTH, *SMALL, "--speed", f"table:{tmp_path / 'speed.csv'}",
