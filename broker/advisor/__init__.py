@@ -6,6 +6,7 @@ So far: the features of each job as of its submission, replayed from the trace w
 (:mod:`broker.advisor.online`), and feature weights, ``k`` and the kernel width by correlation or
 by a seeded global search (:mod:`broker.advisor.tuning`), and the decision: speed models, the
 cutoff ``C(s)``, saved time and the oracle (:mod:`broker.advisor.decide`), and the paper's protocol
-over a trace (:mod:`broker.advisor.evaluate`). Scheduler promises, weights by global search in the
-protocol, the gradient-boosting learner, sweeps, the notebook and the paper's tables follow.
+over a trace (:mod:`broker.advisor.evaluate`), with k-NN or gradient boosting
+(:mod:`broker.advisor.boosting`). Scheduler promises, weights by global search in the protocol,
+sweeps, the notebook and the paper's tables follow.
 """

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from broker.advisor.boosting import predict_boosted
 from broker.advisor.decide import Cutoff, LinearSpeed, TableSpeed, decide, oracle, saved_time
 from broker.advisor.features import CATEGORIES, NUMBERS
 from broker.advisor.knn import HeomEmbedding
@@ -25,6 +26,7 @@ from broker.advisor.tuning import correlation_weights
 from workloads.errors import ConfigError
 
 COLUMNS = (*CATEGORIES, *NUMBERS)
+MODELS = ("knn", "gbm")
 Speed = LinearSpeed | TableSpeed
 
 
@@ -91,10 +93,16 @@ def _fields(s: Scenario) -> dict[str, Any]:
 
 
 def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol | None = None, k: int = 20,
-             width: float = 0.1, cutoff: bool = True) -> Evaluation:
-    """Run the advisor over ``frame`` (:func:`broker.advisor.features.submission_features`) for each speed."""
+             width: float = 0.1, cutoff: bool = True, model: str = "knn", seed: int = 0) -> Evaluation:
+    """Run the advisor over ``frame`` (:func:`broker.advisor.features.submission_features`) for each speed.
+
+    ``model``: ``knn`` (the paper's estimator) or ``gbm`` (gradient boosting,
+    :mod:`broker.advisor.boosting`, refitted every 500 queries; ``seed`` is its random state).
+    """
     if not speeds:
         raise ConfigError("evaluate needs at least one speed model")
+    if model not in MODELS:
+        raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
     protocol = protocol or Protocol()
     tune, window = protocol.windows(len(frame))
     X = frame[list(COLUMNS)].fillna(0.0).to_numpy(dtype=np.float64)
@@ -103,9 +111,12 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     predicted = {}
     for label in ("wait_s", "run_s"):
         y = frame[label].to_numpy(dtype=np.float64)
-        weights = correlation_weights(X[tune], y[tune], categorical)
-        embedded = HeomEmbedding(weights.tolist(), categorical).fit(X[:protocol.skip]).transform(X)
-        got = predict_as_submitted(embedded, y, first_known(frame, label), rows, n_neighbors=k, width=width)
+        if model == "gbm":
+            got = predict_boosted(X, y, first_known(frame, label), rows, categorical, seed=seed)
+        else:
+            weights = correlation_weights(X[tune], y[tune], categorical)
+            embedded = HeomEmbedding(weights.tolist(), categorical).fit(X[:protocol.skip]).transform(X)
+            got = predict_as_submitted(embedded, y, first_known(frame, label), rows, n_neighbors=k, width=width)
         predicted[label] = (np.nan_to_num(got.mean, nan=0.0), got.std)
     wait, run = frame["wait_s"].to_numpy(), frame["run_s"].to_numpy()
     procs = frame["requested_procs"].to_numpy()
@@ -123,8 +134,8 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
         table[f"cloud[{outcome.name}]"] = choices
     rmse = {label: float(np.sqrt(np.mean((predicted[label][0][n_tune:] - frame[label].to_numpy()[window]) ** 2)))
             for label in ("wait_s", "run_s")}
-    settings = {"k": k, "width": width, "cutoff_used": why is None, "tune": protocol.tune, "skip": protocol.skip,
-                "evaluate": protocol.evaluate, **({"cutoff_not_used": why} if why else {})}
+    settings = {"model": model, "k": k, "width": width, "cutoff_used": why is None, "tune": protocol.tune,
+                "skip": protocol.skip, "evaluate": protocol.evaluate, **({"cutoff_not_used": why} if why else {})}
     return Evaluation(rmse["wait_s"], rmse["run_s"], fitted, scenarios, table, settings)
 
 

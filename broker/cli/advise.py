@@ -50,6 +50,8 @@ def advise_cmd(
     = 500,
     skip: Annotated[int, typer.Option(min=1, help="Entries left out at the start (cold start).")] = 10_000,
     evaluate: Annotated[int, typer.Option(min=1, help="Entries evaluated after --skip.")] = 10_000,
+    model: Annotated[str, typer.Option(help="knn (the paper's) or gbm (gradient boosting, beyond the paper).")]
+    = "knn",
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="Neighbours (the paper: 6 to 33).")] = 20,
     width: Annotated[float, typer.Option(callback=inputs.positive, help="Kernel width (in HEOM units).")] = 0.1,
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
@@ -64,6 +66,8 @@ def advise_cmd(
     from workloads.errors import ConfigError
 
     speeds = _speeds(speed)
+    if model not in ("knn", "gbm"):
+        raise typer.BadParameter(f"--model must be knn or gbm, got {model!r}")
     if tune > skip:
         raise typer.BadParameter(f"--tune {tune} must not exceed --skip {skip}")
     inputs.output_dir(out_dir, "--out", force=force)
@@ -77,7 +81,8 @@ def advise_cmd(
     protocol.windows(len(frame))  # refuse a trace too short for the protocol before any work
     counts = inputs.kept(report, len(frame), trace)
     started = time.perf_counter()
-    result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff)
+    result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
+                                 model=model)
     payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -71,3 +71,14 @@ def test_without_the_cutoff_every_confident_or_not_prediction_counts(kth) -> Non
     assert free.settings["cutoff_used"] is False and free.settings["cutoff_not_used"] == "--no-cutoff"
     with pytest.raises(ConfigError, match="speed"):
         evaluate(kth, [], protocol=Protocol(tune=300, skip=2000, evaluate=500))
+
+
+def test_gradient_boosting_runs_the_same_protocol(kth) -> None:
+    boosted = evaluate(kth, [LinearSpeed(0.05)], protocol=Protocol(tune=300, skip=2000, evaluate=1000), model="gbm")
+    s = boosted.scenarios[0]
+    assert boosted.settings["model"] == "gbm" and s.oracle_saved_time_s >= max(s.saved_time_s,
+                                                                                s.no_cutoff_saved_time_s)
+    assert np.isfinite(boosted.rmse_wait_s) and np.isfinite(boosted.rmse_run_s)
+    assert s.jobs_local + s.jobs_to_cloud == 1000
+    with pytest.raises(ConfigError, match="model"):
+        evaluate(kth, [LinearSpeed(0.05)], protocol=Protocol(tune=300, skip=2000, evaluate=500), model="svm")

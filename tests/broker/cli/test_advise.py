@@ -44,6 +44,7 @@ def test_advise_refuses_in_one_line(tmp_path: Path) -> None:
     for args, words in [(("--skip", "30000"), "needs skip + evaluate = 40,000"),
                         (("--tune", "600", "--skip", "500"), "--tune 600 must not exceed --skip 500"),
                         (("--speed", "fast"), "linear:O or table:FILE"),
+                        (("--model", "svm"), "--model must be knn or gbm"),
                         (("--speed", f"table:{tmp_path / 'none.csv'}"), "none.csv")]:
         run = cloudbroker("advise", "--trace", KTH, *args)
         assert run.code == 2 and run.err.count("\n") == 1 and words in run.err, run.err
