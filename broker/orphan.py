@@ -29,6 +29,7 @@ Process = tuple[int, str]
 EVERY = 0.5
 
 _watched: set[Process] = set()
+_declined: set[Process] = set()  # owners found not to be this process's ancestors
 _lock = threading.Lock()
 
 
@@ -76,9 +77,14 @@ def guard(owner: Process | None, *, local: bool = False) -> bool:
     """
     if owner is None or owner[0] == os.getpid():
         return False
+    with _lock:  # every cell calls this: an owner already watched, or found not to be an ancestor, is settled
+        if owner in _watched or (not local and owner in _declined):
+            return False
     if local and identify(owner[0]) != owner:
         _exit(owner)
     if not local and not descends_from(owner):
+        with _lock:
+            _declined.add(owner)
         return False
     with _lock:
         if owner in _watched:

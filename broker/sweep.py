@@ -260,12 +260,17 @@ def run_sweep(fn: CellFunction, cells: Sequence[Cell], *, store: Path | None = N
     return [results[c.key] for c in cells]
 
 
+def cell_path(store: Path, key: str) -> Path:
+    """Where ``store`` keeps the result of the cell with ``key``."""
+    return store / f"{key}.json"
+
+
 def _stored(store: Path | None, by_key: Mapping[str, Cell]) -> dict[str, dict[str, Any]]:
     """The results already in ``store`` (created if missing), by key."""
     if store is None:
         return {}
     store.mkdir(parents=True, exist_ok=True)
-    found = {key: _load(store / f"{key}.json", key) for key in by_key}
+    found = {key: _load(cell_path(store, key), key) for key in by_key}
     return {key: result for key, result in found.items() if result is not None}
 
 
@@ -283,7 +288,7 @@ def _finished(fn: CellFunction, todo: list[Cell], n_jobs: int,
         assert text is not None
         result = json.loads(text)
         if store is not None:
-            _write(store / f"{key}.json", cell, result)
+            _write(cell_path(store, key), cell, result)
         yield cell, result, None
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-from broker.advisor.online import OnlinePredictions
+from broker.advisor.online import OnlinePredictions, knowledge_bases
 from workloads.errors import ConfigError
 
 #: The quantiles whose half distance is the deviation (a normal's mean +- 1 sigma).
@@ -31,13 +31,9 @@ def predict_boosted(X: np.ndarray, labels: np.ndarray, first: np.ndarray, querie
     :func:`broker.advisor.online.first_known`. A block whose first query knows fewer than
     ``min_rows`` rows gets NaN predictions and infinite deviations.
     """
-    queries = np.asarray(queries, dtype=np.int64)
     if refit_every < 1 or max_iter < 1 or min_rows < 2:
         raise ConfigError("need refit_every >= 1, max_iter >= 1 and min_rows >= 2")
-    if np.any(np.diff(queries) < 0):
-        raise ConfigError("queries must be in ascending order")
-    order = np.argsort(first, kind="stable")
-    sizes = np.searchsorted(first[order], queries, side="right")
+    queries, order, sizes = knowledge_bases(first, queries)
     mean, std = np.full(len(queries), np.nan), np.full(len(queries), np.inf)
     mask = np.zeros(X.shape[1], dtype=bool)
     mask[list(categorical)] = True

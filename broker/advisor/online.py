@@ -43,6 +43,18 @@ def first_known(frame: pd.DataFrame, label: str) -> np.ndarray:
     return np.maximum(np.searchsorted(submit, at, side="left"), np.arange(len(frame)) + 1)
 
 
+def knowledge_bases(first: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``queries`` (checked ascending), the rows by first query, and each query's knowledge-base size.
+
+    The knowledge base of the ``q``-th query is ``order[:sizes[q]]``.
+    """
+    queries = np.asarray(queries, dtype=np.int64)
+    if np.any(np.diff(queries) < 0):
+        raise ConfigError("queries must be in ascending order")
+    order = np.argsort(first, kind="stable")
+    return queries, order, np.searchsorted(first[order], queries, side="right")
+
+
 def predict_as_submitted(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, queries: np.ndarray, *,
                          n_neighbors: int, width: float, rebuild_every: int = 256) -> OnlinePredictions:
     """k-NN predictions (:mod:`broker.advisor.knn`) for the rows ``queries`` (ascending), each from its own past.
@@ -51,13 +63,9 @@ def predict_as_submitted(embedded: np.ndarray, labels: np.ndarray, first: np.nda
     label of every row; ``first``: :func:`first_known`. A query with an empty knowledge base gets a
     NaN prediction and an infinite deviation.
     """
-    queries = np.asarray(queries, dtype=np.int64)
     if n_neighbors < 1 or not width > 0 or rebuild_every < 1:
         raise ConfigError("need n_neighbors >= 1, width > 0 and rebuild_every >= 1")
-    if np.any(np.diff(queries) < 0):
-        raise ConfigError("queries must be in ascending order")
-    order = np.argsort(first, kind="stable")
-    sizes = np.searchsorted(first[order], queries, side="right")
+    queries, order, sizes = knowledge_bases(first, queries)
     mean, std = np.full(len(queries), np.nan), np.full(len(queries), np.inf)
     index: NearestNeighbors | None = None
     indexed = start = 0

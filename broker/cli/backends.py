@@ -24,7 +24,7 @@ from joblib import effective_n_jobs, parallel_config
 from broker import orphan
 from broker.cli import inputs
 from broker.cli.console import bar, err
-from broker.sweep import Cell, CellFunction, run_sweep
+from broker.sweep import Cell, CellFunction, cell_path, run_sweep
 
 BACKENDS = ("loky", "dask", "ray")
 
@@ -47,7 +47,7 @@ def sweep(fn: CellFunction, todo: Sequence[Cell], *, backend: str, scheduler: st
         except (ImportError, ValueError, ConnectionError, OSError) as exc:
             inputs.fail(exc)
         except KeyboardInterrupt:
-            kept = sum(1 for c in todo if store is not None and (store / f"{c.key}.json").exists())
+            kept = sum(1 for c in todo if store is not None and cell_path(store, c.key).exists())
             print(f"{kept} of {len(todo)} cells kept in --store {store}; the same command resumes"
                   if store is not None else "without --store the finished cells are not kept", file=sys.stderr)
             raise

@@ -73,12 +73,17 @@ def kept(report: FilterReport, n: int, label: str) -> dict[str, Any]:
 MAX_STEPS = 10_000_000
 
 
-def steps(horizon: float, step: float, option: str, unit: str) -> None:
-    """Refuse a ``step`` so short that a run over ``horizon`` seconds would take more than :data:`MAX_STEPS`."""
+def horizon(submit: np.ndarray, runtime: np.ndarray) -> float:
+    """Seconds from the first submission to the last plus the longest run time (0 with no job)."""
+    return float(submit[-1] - submit[0] + runtime.max()) if len(submit) else 0.0
+
+
+def steps(horizon: float, step: float, option: str, unit: str, *, most: int = MAX_STEPS, hint: str = "") -> None:
+    """Refuse a ``step`` so short that a run over ``horizon`` seconds would take more than ``most`` of them."""
     count = horizon / step
-    if count > MAX_STEPS:
+    if count > most:
         raise ConfigError(f"{option} {step:g} s makes about {count:.3g} {unit} over the trace's {horizon:,.0f} s; "
-                          f"at most {MAX_STEPS:,}")
+                          f"at most {most:,}{hint}")
 
 
 def fits(jobs: JobTable, book: PriceBook, reqs: str) -> None:

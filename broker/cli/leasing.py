@@ -70,7 +70,8 @@ def leasing_cmd(
         raise typer.BadParameter(str(exc)) from exc
     jobs, report = rigid_view(swf.frame, nodes=m)
     jobs = jobs if limit_jobs is None else jobs.head(limit_jobs)
-    _check_steps(jobs, span)
+    inputs.steps(inputs.horizon(jobs.submit, jobs.runtime), span, "--span", "steps", most=MAX_STEPS,
+                 hint=" (the paper's step is a day, 86400 s)")
     counts = inputs.kept(report, len(jobs), trace)
     mode: Discipline = "easy" if discipline == "easy" else "conservative"
     started = time.perf_counter()
@@ -87,15 +88,6 @@ def leasing_cmd(
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     _print_run(payload, f"{policy} leasing on {trace} (M = {m})")
-
-
-def _check_steps(jobs: RigidJobs, span: float) -> None:
-    """Refuse a step so short that the run would take more than :data:`MAX_STEPS` steps."""
-    horizon = float(jobs.submit[-1] - jobs.submit[0] + jobs.runtime.max()) if len(jobs) else 0.0
-    steps = horizon / span
-    if steps > MAX_STEPS:
-        raise typer.BadParameter(f"--span {span:g} s makes about {steps:.3g} steps over the trace's {horizon:,.0f} s; "
-                                 f"at most {MAX_STEPS:,} (the paper's step is a day, 86400 s)")
 
 
 def _caps(text: str, m: int) -> list[int]:

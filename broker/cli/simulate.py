@@ -77,7 +77,7 @@ def simulate_cmd(
     fmt_ = inputs.table_format(fmt)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
     work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
-    inputs.steps(_horizon(work), tick, "--tick", "scheduling ticks")
+    inputs.steps(inputs.horizon(work.jobs.arrival, work.jobs.runtime), tick, "--tick", "scheduling ticks")
     book = inputs.book(price_book)
     inputs.fits(work.jobs, book, reqs)
     if config.reservations is not None:
@@ -98,12 +98,6 @@ def simulate_cmd(
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         _print_summary(result, work, wall)
-
-
-def _horizon(work: inputs.Workload) -> float:
-    """Seconds from the first arrival to the last arrival plus the longest run time."""
-    jobs = work.jobs
-    return float(jobs.arrival[-1] - jobs.arrival[0] + jobs.runtime.max()) if len(jobs) else 0.0
 
 
 def configuration(coh: dict[str, Any], engine: dict[str, Any], ipp: dict[str, Any] | None,
