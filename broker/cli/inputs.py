@@ -131,6 +131,10 @@ def fail(exc: BaseException) -> NoReturn:
 
 def trace(path_or_name: str, lenient: bool = False) -> Any:
     """A trace by path or registry name (``workloads.cache.load_trace``); errors exit with status 2."""
+    if not path_or_name.strip():
+        raise ConfigError("the trace: give an SWF file or a registry name, not an empty string")
+    if Path(path_or_name).is_dir():
+        raise ConfigError(f"the trace {path_or_name}: a directory, not an SWF file")
     try:
         return load_trace(path_or_name, lenient=lenient)
     except (OSError, LookupError, ValueError, RuntimeError) as exc:

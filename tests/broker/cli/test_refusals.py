@@ -79,6 +79,9 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("cluster", "--synthetic", "--idle-timeout", "-5"), ("'--idle-timeout'", "got '-5'")),
     (("leasing", "sweep", "--trace", KTH, "--v", "5:2"), ("--v '5:2'", "FIRST <= LAST")),
     (("leasing", "sweep", "--trace", KTH, "--v", "0:101"), ("--v '0:101'", "M = 100")),
+    (("advise", "--trace", ""), ("the trace", "not an empty string")),
+    (("simulate", "--trace", "."), ("the trace .", "a directory")),
+    (("trace", "info", ""), ("the trace", "not an empty string")),
 ]
 
 
