@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# pytest-xdist workers share the machine's cores: one OpenMP thread each (as joblib gives its loky
+# workers), else scikit-learn's spinning thread pools oversubscribe them (gradient boosting ran 9x slower)
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TRACES_DIR = REPO_ROOT.parent / "shared" / "traces"

@@ -9,7 +9,7 @@ time, no processor count, or wider than the cluster are removed and counted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -20,15 +20,22 @@ from workloads.jobs import FilterReport, check_rows, filter_rows
 
 @dataclass(frozen=True, slots=True)
 class RigidJobs:
-    """Jobs sorted by ``submit`` (s): ``nodes`` (>= 1), actual ``runtime`` and requested ``estimate`` (s)."""
+    """Jobs sorted by ``submit`` (s): ``nodes`` (>= 1), actual ``runtime`` and requested ``estimate`` (s).
+
+    ``ids`` names each job in its source (the SWF job number, so results join back to the trace);
+    left empty, a job's id is its position.
+    """
 
     submit: np.ndarray
     runtime: np.ndarray
     estimate: np.ndarray
     nodes: np.ndarray
+    ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
-        n = check_rows(self, "submit", ("runtime", "estimate", "nodes"))
+        if not len(self.ids):
+            object.__setattr__(self, "ids", np.arange(len(self.submit), dtype=np.int64))
+        n = check_rows(self, "submit", ("runtime", "estimate", "nodes", "ids"))
         if n and (np.any(self.nodes < 1) or np.any(self.runtime < 0) or np.any(self.estimate < 0)):
             raise InputError("RigidJobs need nodes >= 1 and non-negative run times and estimates")
 
@@ -37,7 +44,7 @@ class RigidJobs:
 
     def head(self, n: int) -> RigidJobs:
         """The first ``n`` jobs (by submit time)."""
-        return RigidJobs(self.submit[:n], self.runtime[:n], self.estimate[:n], self.nodes[:n])
+        return RigidJobs(self.submit[:n], self.runtime[:n], self.estimate[:n], self.nodes[:n], self.ids[:n])
 
 
 def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterReport]:
@@ -57,5 +64,6 @@ def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterRep
     jobs = RigidJobs(submit=kept["submit_time"].to_numpy(dtype=np.float64)[order],
                      runtime=kept["run_time"].to_numpy(dtype=np.float64)[order],
                      estimate=estimate.to_numpy(dtype=np.float64)[order],
-                     nodes=width[keep].to_numpy(dtype=np.int64)[order])
+                     nodes=width[keep].to_numpy(dtype=np.int64)[order],
+                     ids=kept["job_id"].fillna(-1).to_numpy(dtype=np.int64)[order])
     return jobs, FilterReport(read=len(trace), kept=int(keep.sum()), removed=removed, kept_flagged=flagged)

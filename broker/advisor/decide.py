@@ -7,7 +7,12 @@ run time and sends a job exactly when that saves time, so no advisor saves more 
 
 ``C(s) = alpha exp(beta s)`` is the straight line ``log sigma^2 = beta s + log alpha`` that best
 separates past hits (a job for which the cloud was the right call) from misses, fitted by logistic
-regression on ``(s, log sigma^2)``.
+regression on ``(s, log sigma^2)``. Two choices make the line the data's, not the fit's: both axes
+are standardised first, so the line does not depend on the units of ``s`` (the default L2 penalty on
+raw units, with ``s`` in 0.01..10 and ``log sigma^2`` in ~5..23, shrank the weight of ``s`` and put
+the boundary below the smallest overhead: on SDSC-BLUE the advisor with the cutoff sent almost
+nothing); and hits and misses weigh the same in total, since their pooled shares only reflect how
+many slow scenarios were pooled.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
 
 from workloads.errors import ConfigError, InputError
 
@@ -125,8 +131,11 @@ class Cutoff:
         if hit[usable].all() or not hit[usable].any():
             raise ConfigError("fitting the cutoff needs both hits and misses with a finite, positive variance")
         X = np.column_stack([s[usable], np.log(variance[usable])])
-        model = LogisticRegression().fit(X, hit[usable])
-        (w_s, w_var), w0 = model.coef_[0], model.intercept_[0]
+        scaler = StandardScaler().fit(X)  # a constant column (one scenario) keeps scale 1, and its weight is 0
+        model = LogisticRegression(class_weight="balanced").fit(scaler.transform(X), hit[usable])
+        # back to raw units: w . (x - mean) / scale + b  =  (w / scale) . x + b - w . mean / scale
+        w_s, w_var = model.coef_[0] / scaler.scale_
+        w0 = float(model.intercept_[0] - model.coef_[0] @ (scaler.mean_ / scaler.scale_))
         if not w_var < 0:
             raise ConfigError("hits are not the more certain predictions: no cutoff separates them")
         # w0 + w_s s + w_var log var = 0  <=>  log var = -(w0 + w_s s) / w_var

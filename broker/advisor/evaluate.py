@@ -19,14 +19,16 @@ import pandas as pd
 
 from broker.advisor.boosting import predict_boosted
 from broker.advisor.decide import Cutoff, LinearSpeed, TableSpeed, decide, oracle, saved_time
-from broker.advisor.features import CATEGORIES, NUMBERS
+from broker.advisor.features import CATEGORIES, LABELS, NUMBERS
 from broker.advisor.knn import HeomEmbedding
 from broker.advisor.online import first_known, predict_as_submitted
-from broker.advisor.tuning import correlation_weights
+from broker.advisor.promises import PROMISE
+from broker.advisor.tuning import correlation_weights, search
 from workloads.errors import ConfigError
 
 COLUMNS = (*CATEGORIES, *NUMBERS)
 MODELS = ("knn", "gbm")
+WEIGHTS = ("correlation", "search")
 Speed = LinearSpeed | TableSpeed
 
 
@@ -75,6 +77,8 @@ class Evaluation:
     scenarios: list[Scenario]
     jobs: pd.DataFrame = field(repr=False)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: The tuning points the cutoff was fitted on (``scenario``, ``s``, ``variance``, ``hit``).
+    cutoff_points: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (the first scenario's figures at the top level, every scenario under ``scenarios``)."""
@@ -93,37 +97,37 @@ def _fields(s: Scenario) -> dict[str, Any]:
 
 
 def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol | None = None, k: int = 20,
-             width: float = 0.1, cutoff: bool = True, model: str = "knn", seed: int = 0) -> Evaluation:
+             width: float = 0.1, cutoff: bool = True, model: str = "knn", promises: bool = False,
+             weights: str = "correlation", search_iterations: int = 20, seed: int = 0) -> Evaluation:
     """Run the advisor over ``frame`` (:func:`broker.advisor.features.submission_features`) for each speed.
 
     ``model``: ``knn`` (the paper's estimator) or ``gbm`` (gradient boosting,
-    :mod:`broker.advisor.boosting`, refitted every 500 queries; ``seed`` is its random state).
+    :mod:`broker.advisor.boosting`, refitted every 500 queries). ``promises``: the frame's
+    :data:`broker.advisor.promises.PROMISE` column joins the wait's features (:mod:`broker.advisor.promises`),
+    and the RMSE of the promises alone is reported. ``weights`` (k-NN): ``correlation``, or ``search``
+    (a seeded global search of the weights, ``k`` and the width on the tuning entries, which then
+    replace ``k`` and ``width``; ``search_iterations`` generations of differential evolution). ``seed``
+    seeds the search and the boosting.
     """
     if not speeds:
         raise ConfigError("evaluate needs at least one speed model")
     if model not in MODELS:
         raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+    if weights not in WEIGHTS:
+        raise ConfigError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
+    if promises and PROMISE not in frame:
+        raise ConfigError(f"promises need the frame's {PROMISE!r} column (broker.advisor.promises.promised_waits)")
     protocol = protocol or Protocol()
     tune, window = protocol.windows(len(frame))
-    X = frame[list(COLUMNS)].fillna(0.0).to_numpy(dtype=np.float64)
-    categorical = list(range(len(CATEGORIES)))
-    rows = np.concatenate([tune, window])
-    predicted = {}
-    for label in ("wait_s", "run_s"):
-        y = frame[label].to_numpy(dtype=np.float64)
-        if model == "gbm":
-            got = predict_boosted(X, y, first_known(frame, label), rows, categorical, seed=seed)
-        else:
-            weights = correlation_weights(X[tune], y[tune], categorical)
-            embedded = HeomEmbedding(weights.tolist(), categorical).fit(X[:protocol.skip]).transform(X)
-            got = predict_as_submitted(embedded, y, first_known(frame, label), rows, n_neighbors=k, width=width)
-        predicted[label] = (np.nan_to_num(got.mean, nan=0.0), got.std)
+    learner = _Learner(frame, protocol, model, weights, k, width, seed, search_iterations)
+    predicted = {"wait_s": learner.predict("wait_s", promises), "run_s": learner.predict("run_s", False)}
     wait, run = frame["wait_s"].to_numpy(), frame["run_s"].to_numpy()
     procs = frame["requested_procs"].to_numpy()
     (wait_p, wait_sd), (run_p, _) = predicted["wait_s"], predicted["run_s"]
     n_tune = len(tune)
-    fitted, why = (_fit_cutoff(speeds, procs[tune], wait[tune], run[tune], wait_p[:n_tune], run_p[:n_tune],
-                               wait_sd[:n_tune] ** 2) if cutoff else (Cutoff(), "--no-cutoff"))
+    points = _tuning_points(speeds, procs[tune], wait[tune], run[tune], wait_p[:n_tune], run_p[:n_tune],
+                            wait_sd[:n_tune] ** 2)
+    fitted, why = _fit_cutoff(points) if cutoff else (Cutoff(), "--no-cutoff")
     scenarios, table = [], frame.iloc[window][["job_id", "wait_s", "run_s"]].reset_index(drop=True)
     table["wait_pred_s"], table["run_pred_s"] = wait_p[n_tune:], run_p[n_tune:]
     table["wait_std_s"] = wait_sd[n_tune:]
@@ -132,33 +136,81 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
                                      run_p[n_tune:], wait_sd[n_tune:] ** 2)
         scenarios.append(outcome)
         table[f"cloud[{outcome.name}]"] = choices
-    rmse = {label: float(np.sqrt(np.mean((predicted[label][0][n_tune:] - frame[label].to_numpy()[window]) ** 2)))
-            for label in ("wait_s", "run_s")}
-    settings = {"model": model, "k": k, "width": width, "cutoff_used": why is None, "tune": protocol.tune,
-                "skip": protocol.skip, "evaluate": protocol.evaluate, **({"cutoff_not_used": why} if why else {})}
-    return Evaluation(rmse["wait_s"], rmse["run_s"], fitted, scenarios, table, settings)
+    rmse = {label: _rmse(predicted[label][0][n_tune:], frame[label].to_numpy()[window]) for label in LABELS}
+    settings: dict[str, Any] = {
+        "model": model, "weights": weights, "k": k, "width": width, "promises": promises,
+        **({"searched": learner.tuned} if learner.tuned else {}),
+        "cutoff_used": why is None, "tune": protocol.tune, "skip": protocol.skip, "evaluate": protocol.evaluate,
+        **({"cutoff_not_used": why} if why else {}),
+        **({"rmse_wait_promises_alone_s": _rmse(frame[PROMISE].to_numpy()[window], wait[window])} if promises
+           else {})}
+    if promises:
+        table[PROMISE] = frame[PROMISE].to_numpy()[window]
+    return Evaluation(rmse["wait_s"], rmse["run_s"], fitted, scenarios, table, settings, points)
+
+
+def _rmse(predicted: np.ndarray, actual: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((predicted - actual) ** 2)))
+
+
+class _Learner:
+    """Predictions of one label for the tuning entries then the window, each from its own past."""
+
+    def __init__(self, frame: pd.DataFrame, protocol: Protocol, model: str, weights: str, k: int, width: float,
+                 seed: int, iterations: int) -> None:
+        self.frame, self.protocol, self.model, self.weights = frame, protocol, model, weights
+        self.k, self.width, self.seed, self.iterations = k, width, seed, iterations
+        self.tuned: dict[str, dict[str, Any]] = {}  # per label, what the search found
+        self.tune, window = protocol.windows(len(frame))
+        self.rows = np.concatenate([self.tune, window])
+
+    def predict(self, label: str, promises: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The mean (0 where nothing was known) and the standard deviation for the tuning rows then the window."""
+        columns = [*COLUMNS, PROMISE] if promises else list(COLUMNS)
+        X = self.frame[columns].fillna(0.0).to_numpy(dtype=np.float64)
+        y = self.frame[label].to_numpy(dtype=np.float64)
+        first = first_known(self.frame, label)
+        categorical = list(range(len(CATEGORIES)))
+        if self.model == "gbm":
+            got = predict_boosted(X, y, first, self.rows, categorical, seed=self.seed)
+            return np.nan_to_num(got.mean, nan=0.0), got.std
+        skip, k, width = self.protocol.skip, self.k, self.width
+        if self.weights == "search":
+            found = search(X, y, first, self.tune, categorical, fit_rows=skip, seed=self.seed,
+                           maxiter=self.iterations)
+            weight, k, width = found.weights, found.k, found.width
+            self.tuned[label] = {"k": k, "width": width, "weights": dict(zip(columns, weight.tolist(), strict=True)),
+                                 "tuning_rmse_s": found.rmse, "evaluations": found.evaluations}
+        else:
+            weight = correlation_weights(X[self.tune], y[self.tune], categorical)
+        embedded = HeomEmbedding(weight.tolist(), categorical).fit(X[:skip]).transform(X)
+        got = predict_as_submitted(embedded, y, first, self.rows, n_neighbors=k, width=width)
+        return np.nan_to_num(got.mean, nan=0.0), got.std
 
 
 def _name(speed: Speed) -> str:
     return f"linear:{speed.overhead:g}" if isinstance(speed, LinearSpeed) else f"table:{speed.source}"
 
 
-def _fit_cutoff(speeds: Sequence[Speed], procs: np.ndarray, wait: np.ndarray, run: np.ndarray, wait_p: np.ndarray,
-                run_p: np.ndarray, variance: np.ndarray) -> tuple[Cutoff, str | None]:
-    """The line over the tuning entries' (s, log variance), hit = sending to the cloud saved time.
+def _tuning_points(speeds: Sequence[Speed], procs: np.ndarray, wait: np.ndarray, run: np.ndarray,
+                   wait_p: np.ndarray, run_p: np.ndarray, variance: np.ndarray) -> pd.DataFrame:
+    """The tuning entries each scenario would send to the cloud: ``s``, the wait variance, and ``hit``.
 
-    When no line separates them (no hits, no misses, or hits less certain than misses) there is no
-    cutoff, and the reason is returned with it.
+    A hit is a job whose move saved time; the cutoff is the line over these points.
     """
-    s, var, hit = [], [], []
+    parts = []
     for speed in speeds:
         sent = decide(wait_p, run_p, variance, speed.cloud_run(procs, run_p), math.inf)
         gain = saved_time(sent, run, wait, speed.cloud_run(procs, run))
-        s.append(np.full(int(sent.sum()), speed.s))
-        var.append(variance[sent])
-        hit.append(gain[sent] > 0)
+        parts.append(pd.DataFrame({"scenario": _name(speed), "s": speed.s, "variance": variance[sent],
+                                   "hit": gain[sent] > 0}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _fit_cutoff(points: pd.DataFrame) -> tuple[Cutoff, str | None]:
+    """The cutoff over the tuning points, or none and why (no hits, no misses, or hits less certain)."""
     try:
-        return Cutoff.fit(np.concatenate(s), np.concatenate(var), np.concatenate(hit)), None
+        return Cutoff.fit(points["s"].to_numpy(), points["variance"].to_numpy(), points["hit"].to_numpy()), None
     except ConfigError as exc:
         return Cutoff(), f"the tuning entries fit no cutoff: {exc}"
 

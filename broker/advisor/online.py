@@ -8,16 +8,22 @@ the knowledge base of query ``i`` is the rows whose first query is at most ``i``
 The rows already known at the last rebuild sit in a scikit-learn neighbour index; those that became
 known since are searched directly, and the two candidate lists are merged, so every query sees
 exactly its own knowledge base while the index is rebuilt only every ``rebuild_every`` new rows.
+
+The searches are small (one block of queries at a time), so they run on one thread: scikit-learn's
+OpenMP pool costs more to wake than such a search, and under load (two pytest workers on two cores,
+or a sweep's processes) its spinning threads made one tuning pass ten times slower.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.neighbors import NearestNeighbors
+from threadpoolctl import ThreadpoolController
 
 from broker.advisor.features import LABELS
 from broker.advisor.knn import stable_weights, weighted_variance
@@ -65,6 +71,18 @@ def predict_as_submitted(embedded: np.ndarray, labels: np.ndarray, first: np.nda
     """
     if n_neighbors < 1 or not width > 0 or rebuild_every < 1:
         raise ConfigError("need n_neighbors >= 1, width > 0 and rebuild_every >= 1")
+    with _threads().limit(limits=1, user_api="openmp"):
+        return _predict(embedded, labels, first, queries, n_neighbors, width, rebuild_every)
+
+
+@functools.cache
+def _threads() -> ThreadpoolController:
+    """The process's thread pools, looked up once (a lookup walks every loaded library)."""
+    return ThreadpoolController()
+
+
+def _predict(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, queries: np.ndarray, n_neighbors: int,
+             width: float, rebuild_every: int) -> OnlinePredictions:
     queries, order, sizes = knowledge_bases(first, queries)
     mean, std = np.full(len(queries), np.nan), np.full(len(queries), np.inf)
     index: NearestNeighbors | None = None

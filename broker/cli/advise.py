@@ -1,4 +1,4 @@
-"""``cloudbroker advise``: the placement advisor over a trace with the paper's protocol (in progress).
+"""``cloudbroker advise``: the placement advisor over a trace with the paper's protocol.
 
 Each evaluated job is predicted from the labels known when it was submitted; for each speed scenario
 the output gives the jobs sent to the cloud and kept, and the saved time of the advisor (with the
@@ -52,6 +52,13 @@ def advise_cmd(
     evaluate: Annotated[int, typer.Option(min=1, help="Entries evaluated after --skip.")] = 10_000,
     model: Annotated[str, typer.Option(help="knn (the paper's) or gbm (gradient boosting, beyond the paper).")]
     = "knn",
+    promises: Annotated[bool, typer.Option("--promises", help="Add each job's conservative-backfilling promise "
+                                                            "to the wait's features (the paper's Table 5).")]
+    = False,
+    weights: Annotated[str, typer.Option(help="k-NN feature weights: correlation, or search (a seeded global "
+                                              "search of weights, k and width on the tuning entries).")]
+    = "correlation",
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of the weight search and of gbm.")] = 0,
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="Neighbours (the paper: 6 to 33).")] = 20,
     width: Annotated[float, typer.Option(callback=inputs.positive, help="Kernel width (in HEOM units).")] = 0.1,
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
@@ -66,8 +73,10 @@ def advise_cmd(
     from workloads.errors import ConfigError
 
     speeds = _speeds(speed)
-    if model not in ("knn", "gbm"):
+    if model not in evaluation.MODELS:
         raise typer.BadParameter(f"--model must be knn or gbm, got {model!r}")
+    if weights not in evaluation.WEIGHTS:
+        raise typer.BadParameter(f"--weights must be correlation or search, got {weights!r}")
     if tune > skip:
         raise typer.BadParameter(f"--tune {tune} must not exceed --skip {skip}")
     inputs.output_dir(out_dir, "--out", force=force)
@@ -79,10 +88,12 @@ def advise_cmd(
                                         unix_start=swf.header.unix_start_time, time_zone=swf.header.time_zone_string)
     protocol = evaluation.Protocol(tune=tune, skip=skip, evaluate=evaluate)
     protocol.windows(len(frame))  # refuse a trace too short for the protocol before any work
-    counts = inputs.kept(report, len(frame), trace)
     started = time.perf_counter()
+    if promises:
+        frame = _with_promises(frame, swf.frame, swf.header.max_procs, protocol.skip + protocol.evaluate, trace)
+    counts = inputs.kept(report, len(frame), trace)
     result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
-                                 model=model)
+                                 model=model, promises=promises, weights=weights, seed=seed)
     payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -96,8 +107,26 @@ def advise_cmd(
     _print(payload)
 
 
+def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trace: str) -> Any:
+    """The frame with each of its first ``rows`` jobs' promised wait (the rest NaN: never asked for)."""
+    import numpy as np
+
+    from broker.advisor.promises import PROMISE, promised_waits
+    from workloads.errors import InputError
+
+    try:
+        waits = promised_waits(trace_frame, frame["job_id"].to_numpy()[:rows], max_procs=max_procs)
+    except InputError as exc:
+        raise InputError(f"{trace}: {exc}") from exc
+    column = np.full(len(frame), np.nan)
+    column[:rows] = waits
+    return frame.assign(**{PROMISE: column})
+
+
 def _print(payload: dict[str, Any]) -> None:
     out.print(f"{payload['trace']}: RMSE wait {payload['rmse_wait_s']:,.0f} s, run {payload['rmse_run_s']:,.0f} s")
+    if "rmse_wait_promises_alone_s" in payload:
+        out.print(f"the promises alone as the wait: RMSE {payload['rmse_wait_promises_alone_s']:,.0f} s")
     table = Table(title="saved time (h) and jobs sent to the cloud")
     for col in ("speed", "advisor", "sent", "no cutoff", "sent ", "oracle", "sent  "):
         table.add_column(col, justify="left" if col == "speed" else "right")

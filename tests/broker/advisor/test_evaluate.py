@@ -7,7 +7,7 @@ import pytest
 
 from broker.advisor.decide import PAPER_OVERHEADS, Cutoff, LinearSpeed, oracle, saved_time
 from broker.advisor.evaluate import Protocol, evaluate
-from broker.advisor.features import submission_features
+from broker.advisor.features import CATEGORIES, NUMBERS, submission_features
 from tests.conftest import trace_path
 from workloads.errors import ConfigError
 from workloads.swf import read_swf
@@ -82,3 +82,50 @@ def test_gradient_boosting_runs_the_same_protocol(kth) -> None:
     assert s.jobs_local + s.jobs_to_cloud == 1000
     with pytest.raises(ConfigError, match="model"):
         evaluate(kth, [LinearSpeed(0.05)], protocol=Protocol(tune=300, skip=2000, evaluate=500), model="svm")
+
+
+@pytest.fixture(scope="module")
+def kth_promised(kth):
+    from broker.advisor.promises import PROMISE, promised_waits
+
+    swf = read_swf(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+    return kth.assign(**{PROMISE: promised_waits(swf.frame.iloc[:4000], kth["job_id"].to_numpy(), max_procs=100)})
+
+
+def test_promises_join_the_wait_features_and_are_scored_alone(kth, kth_promised) -> None:
+    protocol = Protocol(tune=300, skip=2000, evaluate=1000)
+    with_promises = evaluate(kth_promised, [LinearSpeed(0.05)], protocol=protocol, promises=True)
+    baseline = evaluate(kth_promised, [LinearSpeed(0.05)], protocol=protocol)
+    window = kth_promised.iloc[2000:3000]
+    alone = np.sqrt(np.mean((window["promised_wait_s"] - window["wait_s"]) ** 2))
+    assert with_promises.settings["rmse_wait_promises_alone_s"] == pytest.approx(alone)
+    assert with_promises.jobs["promised_wait_s"].tolist() == window["promised_wait_s"].tolist()
+    # the promise changes the wait's neighbours but not the run time's
+    assert with_promises.rmse_wait_s != baseline.rmse_wait_s and with_promises.rmse_run_s == baseline.rmse_run_s
+    assert "rmse_wait_promises_alone_s" not in baseline.settings and baseline.settings["promises"] is False
+    with pytest.raises(ConfigError, match="promised_wait_s"):
+        evaluate(kth, [LinearSpeed(0.05)], protocol=protocol, promises=True)
+
+
+def test_the_weight_search_tunes_each_label_on_the_tuning_entries(kth) -> None:
+    from broker.advisor.online import first_known
+    from broker.advisor.tuning import search
+
+    frame, protocol = kth.iloc[:700], Protocol(tune=40, skip=600, evaluate=100)
+    got = evaluate(frame, [LinearSpeed(0.05)], protocol=protocol, weights="search", search_iterations=1, seed=3)
+    found = got.settings["searched"]
+    assert set(found) == {"wait_s", "run_s"} and all(6 <= found[label]["k"] <= 33 for label in found)
+    # the wait's search is the tuning module's, on the tuning rows, with the embedding fitted before the window
+    X = frame[[*CATEGORIES, *NUMBERS]].fillna(0.0).to_numpy(dtype=np.float64)
+    direct = search(X, frame["wait_s"].to_numpy(dtype=np.float64), first_known(frame, "wait_s"), np.arange(560, 600),
+                    [0, 1, 2], fit_rows=600, seed=3, maxiter=1)
+    assert (found["wait_s"]["k"], found["wait_s"]["width"]) == (direct.k, direct.width)
+    assert found["wait_s"]["tuning_rmse_s"] == direct.rmse
+    with pytest.raises(ConfigError, match="weights"):
+        evaluate(kth, [LinearSpeed(0.05)], protocol=protocol, weights="ga")
+
+
+def test_the_cutoff_points_are_the_tuning_entries_each_scenario_sends(run) -> None:
+    points = run.cutoff_points
+    assert set(points["scenario"]) <= {s.name for s in run.scenarios} and len(points) > 0
+    assert set(points.columns) == {"scenario", "s", "variance", "hit"} and points["hit"].dtype == bool

@@ -48,3 +48,16 @@ def test_advise_refuses_in_one_line(tmp_path: Path) -> None:
                         (("--speed", f"table:{tmp_path / 'none.csv'}"), "none.csv")]:
         run = cloudbroker("advise", "--trace", KTH, *args)
         assert run.code == 2 and run.err.count("\n") == 1 and words in run.err, run.err
+
+
+def test_advise_with_promises_scores_them_alone_and_writes_them(tmp_path: Path) -> None:
+    run = cloudbroker("advise", "--trace", KTH, *SMALL, "--speed", "linear:0.05", "--promises", "--json",
+                      "--out", str(tmp_path / "o"), "--format", "csv")
+    assert run.code == 0, run.err
+    out = json.loads(run.out)
+    jobs = pd.read_csv(tmp_path / "o" / "jobs.csv")
+    alone = ((jobs["promised_wait_s"] - jobs["wait_s"]) ** 2).mean() ** 0.5
+    assert out["promises"] is True and out["rmse_wait_promises_alone_s"] == pytest.approx(alone)
+    assert (jobs["promised_wait_s"] >= 0).all()
+    refused = cloudbroker("advise", "--trace", KTH, "--weights", "ga")
+    assert refused.code == 2 and "--weights must be correlation or search" in refused.err
