@@ -1,12 +1,14 @@
 """The placement advisor (``SPEC.md`` §8): run a job on the local cluster or in the cloud.
 
-So far: the features of each job as of its submission, replayed from the trace without leakage
-(:mod:`broker.advisor.features`), the k-NN estimator with its uncertainty
-(:mod:`broker.advisor.knn`), and predictions as each job is submitted from the labels known by then
-(:mod:`broker.advisor.online`), and feature weights, ``k`` and the kernel width by correlation or
-by a seeded global search (:mod:`broker.advisor.tuning`), and the decision: speed models, the
-cutoff ``C(s)``, saved time and the oracle (:mod:`broker.advisor.decide`), and the paper's protocol
-over a trace (:mod:`broker.advisor.evaluate`), with k-NN or gradient boosting
-(:mod:`broker.advisor.boosting`). Scheduler promises, weights by global search in the protocol,
-sweeps, the notebook and the paper's tables follow.
+- :mod:`broker.advisor.features`: each job as the site saw it at its submission, replayed from the
+  trace without leakage, and when its wait and run time became known.
+- :mod:`broker.advisor.knn`: the k-NN estimator (HEOM distance, stable kernel weights, the weighted
+  unbiased variance) as scikit-learn estimators; :mod:`broker.advisor.online`: predictions as each
+  job is submitted, from the labels known by then; :mod:`broker.advisor.boosting`: gradient boosting
+  on the same knowledge bases.
+- :mod:`broker.advisor.tuning`: weights by correlation or a seeded global search with ``k`` and the width.
+- :mod:`broker.advisor.promises`: each job's conservative-backfilling promise, as a feature.
+- :mod:`broker.advisor.decide`: speed models, the cutoff ``C(s)``, saved time and the oracle.
+- :mod:`broker.advisor.evaluate`: the paper's protocol over a trace; :mod:`broker.advisor.sweep`:
+  its options as sweep cells; :mod:`broker.advisor.plots`: the figures.
 """

@@ -56,3 +56,13 @@ def _positions(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
         missing = int(wanted[np.flatnonzero(found < 0)[0]])
         raise InputError(f"job {missing} has no promise: the conservative replay does not have it")
     return single[found]
+
+
+def with_promises(frame: pd.DataFrame, trace: pd.DataFrame, max_procs: int, rows: int) -> pd.DataFrame:
+    """``frame`` with the promised wait of its first ``rows`` jobs (:data:`PROMISE`).
+
+    The other rows' promises are NaN: the conservative replay stops at the last job asked for.
+    """
+    column = np.full(len(frame), np.nan)
+    column[:rows] = promised_waits(trace, frame["job_id"].to_numpy()[:rows], max_procs=max_procs)
+    return frame.assign(**{PROMISE: column})

@@ -1,9 +1,14 @@
-"""``cloudbroker advise``: the placement advisor over a trace with the paper's protocol.
+"""``cloudbroker advise``: the placement advisor over a trace with the paper's protocol; ``advise sweep`` for grids.
 
 Each evaluated job is predicted from the labels known when it was submitted; for each speed scenario
 the output gives the jobs sent to the cloud and kept, and the saved time of the advisor (with the
 cutoff, and without) and of the oracle. ``--out DIR`` writes the per-job predictions, uncertainty
 and decisions and ``summary.json``.
+
+``advise sweep`` runs every combination of the options it is given (models, promises, weights,
+``k``, widths, cutoff) through the sweep runner (:mod:`broker.advisor.sweep`), each for all the
+speeds, and writes the tidy table, the store of finished cells (a killed sweep resumes from it) and
+the paper's Figure 4 into ``--out``.
 """
 
 from __future__ import annotations
@@ -40,8 +45,17 @@ def _speeds(text: str | None) -> list[Any]:
     raise typer.BadParameter(f"--speed {text!r}: use linear:O or table:FILE (a CSV procs,ratio)")
 
 
+advise_app = typer.Typer(help="Run here or in the cloud: the placement advisor over a trace, against the oracle.",
+                         invoke_without_command=True)
+#: The sub-directory of ``advise sweep --out`` that holds the finished cells.
+STORE = "cells"
+
+
+@advise_app.callback()
 def advise_cmd(
-    trace: Annotated[str, typer.Option(help="SWF file or registry name (with wait and run times).")],
+    ctx: typer.Context,
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (with wait and run times); "
+                                                   "required.")] = None,
     speed: Annotated[str | None, typer.Option(help="linear:O or table:FILE (default: the paper's ten overheads "
                                                    "0.01 .. 10).")] = None,
     no_cutoff: Annotated[bool, typer.Option("--no-cutoff", help="Act on every prediction, however uncertain.")]
@@ -67,7 +81,11 @@ def advise_cmd(
     force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Run here or in the cloud: the placement advisor over a trace, against the oracle."""
+    """Run here or in the cloud: the placement advisor over a trace, against the oracle; `advise sweep` for grids."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if trace is None:
+        ctx.fail("Missing option '--trace'.")
     from broker.advisor import evaluate as evaluation
     from broker.advisor.features import submission_features
     from workloads.errors import ConfigError
@@ -109,18 +127,13 @@ def advise_cmd(
 
 def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trace: str) -> Any:
     """The frame with each of its first ``rows`` jobs' promised wait (the rest NaN: never asked for)."""
-    import numpy as np
-
-    from broker.advisor.promises import PROMISE, promised_waits
+    from broker.advisor.promises import with_promises
     from workloads.errors import InputError
 
     try:
-        waits = promised_waits(trace_frame, frame["job_id"].to_numpy()[:rows], max_procs=max_procs)
+        return with_promises(frame, trace_frame, max_procs, rows)
     except InputError as exc:
         raise InputError(f"{trace}: {exc}") from exc
-    column = np.full(len(frame), np.nan)
-    column[:rows] = waits
-    return frame.assign(**{PROMISE: column})
 
 
 def _print(payload: dict[str, Any]) -> None:
@@ -135,3 +148,169 @@ def _print(payload: dict[str, Any]) -> None:
                       f"{s['no_cutoff_saved_time_s'] / 3600:,.0f}", f"{s['no_cutoff_jobs_to_cloud']:,}",
                       f"{s['oracle_saved_time_s'] / 3600:,.0f}", f"{s['oracle_jobs_to_cloud']:,}")
     out.print(table)
+
+
+@advise_app.command("sweep")
+def advise_sweep_cmd(
+    trace: Annotated[str, typer.Option(help="SWF file path (workers read it) or registry name.")],
+    model: Annotated[str, typer.Option(help="Models, comma-separated: knn, gbm.")] = "knn",
+    promises: Annotated[str, typer.Option(help="Promises as a wait feature: off, on, or off,on for both.")] = "off",
+    weights: Annotated[str, typer.Option(help="k-NN feature weights, comma-separated: correlation, search.")]
+    = "correlation",
+    k: Annotated[str, typer.Option("--k", help="Neighbours, comma-separated integers in [1, 1000].")] = "20",
+    width: Annotated[str, typer.Option(help="Kernel widths (HEOM units), comma-separated numbers > 0.")] = "0.1",
+    cutoff: Annotated[str, typer.Option(help="The uncertainty cutoff: on, off, or on,off for both.")] = "on",
+    speed: Annotated[str | None, typer.Option(help="Speeds, comma-separated linear:O or table:FILE (default: the "
+                                                   "paper's ten overheads 0.01 .. 10); every cell runs them all.")]
+    = None,
+    tune: Annotated[int, typer.Option(min=1, help="Entries before --skip that tune the weights and the cutoff.")]
+    = 500,
+    skip: Annotated[int, typer.Option(min=1, help="Entries left out at the start (cold start).")] = 10_000,
+    evaluate: Annotated[int, typer.Option(min=1, help="Entries evaluated after --skip.")] = 10_000,
+    search_iterations: Annotated[int, typer.Option(min=1, max=1000, help="Generations of the weight search "
+                                                                         "(--weights search).")] = 20,
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for table.csv, saved_time.png and the store of "
+                                                        "finished cells (cells/, resumed from).")]
+    = Path("advise-sweep"),
+    backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
+    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address (dask without one: a local "
+                                                     "cluster of --n-jobs workers).")] = None,
+    n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky or a local Dask cluster; "
+                                                                    "-1: every core).")] = -1,
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Root seed of the cells (the weight search, "
+                                                                  "gbm); every cell gets the same.")] = 1,
+    force: Annotated[bool, typer.Option(help="Overwrite the table and plot of an earlier run in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
+) -> None:
+    """Every combination of the options, each for all the speeds; write table.csv and saved_time.png into --out."""
+    from broker.advisor import sweep as advisor_sweep
+    from broker.advisor.evaluate import MODELS, WEIGHTS, Protocol
+    from broker.cli import backends
+    from broker.sweep import cells
+
+    backends.check(backend, scheduler)
+    models, promised, weighting = _choices(model, "--model", MODELS), _switches(promises, "--promises"), \
+        _choices(weights, "--weights", WEIGHTS)
+    ks, widths, cutoffs = _integers(k, "--k", 1, 1000), _widths(width), _switches(cutoff, "--cutoff")
+    speeds = _speed_texts(speed)
+    if tune > skip:
+        raise typer.BadParameter(f"--tune {tune} must not exceed --skip {skip}")
+    _sweep_out(out_dir, force)
+    swf = inputs.trace(trace)
+    path = str(swf.path) if swf.path else trace
+    frame, report = advisor_sweep.trace_features(path)
+    protocol = Protocol(tune=tune, skip=skip, evaluate=evaluate)
+    protocol.windows(len(frame))  # refuse a trace too short for the protocol before any cell runs
+    inputs.kept(report, len(frame), trace)
+    if True in promised:  # a trace whose promises cannot be joined is refused here, not in every cell
+        _promised(advisor_sweep, path, protocol.skip + protocol.evaluate, trace)
+    configs = advisor_sweep.configs(path, models=models, promises=promised, weights=weighting, k=ks, width=widths,
+                                    cutoff=cutoffs, protocol=protocol, speeds=speeds,
+                                    search_iterations=search_iterations)
+    todo = cells(configs, name=advisor_sweep.CELL_NAME, root_seed=seed, paired=True)
+    results = backends.sweep(advisor_sweep.advise_cell, todo, backend=backend, scheduler=scheduler,
+                             store=out_dir / STORE, n_jobs=n_jobs)
+    table = advisor_sweep.sweep_table(todo, results)
+    table.to_csv(out_dir / "table.csv", index=False)
+    _figure(table, out_dir, Path(path).name)
+    if as_json:
+        records = table.to_dict(orient="records")
+        typer.echo(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}
+                               for r in records], allow_nan=False))
+        return
+    _print_sweep(table, f"{trace}: {len(todo)} cells x {len(speeds)} speeds -> {out_dir}")
+
+
+def _choices(text: str, option: str, known: tuple[str, ...]) -> list[str]:
+    """A comma-separated list of names from ``known``, each once, in the order given."""
+    values = [v.strip() for v in text.split(",")]
+    bad = [v for v in values if v not in known]
+    if bad:
+        raise typer.BadParameter(f"{option} takes {', '.join(known)} (comma-separated), got {bad[0]!r}")
+    return list(dict.fromkeys(values))
+
+
+def _switches(text: str, option: str) -> list[bool]:
+    """``off``, ``on`` or both, comma-separated: False, True."""
+    return [v == "on" for v in _choices(text, option, ("off", "on"))]
+
+
+def _integers(text: str, option: str, low: int, high: int) -> list[int]:
+    """Comma-separated integers in ``[low, high]``, each once."""
+    values = [v.strip() for v in text.split(",")]
+    for v in values:
+        if not (v.lstrip("-").isdigit() and v.isascii() and low <= int(v) <= high):
+            raise typer.BadParameter(f"{option} takes integers in [{low}, {high}] (comma-separated), got {v!r}")
+    return list(dict.fromkeys(int(v) for v in values))
+
+
+def _widths(text: str) -> list[float]:
+    """``--width``: comma-separated finite numbers > 0, each once."""
+    import math
+
+    values = []
+    for v in (v.strip() for v in text.split(",")):
+        try:
+            number = float(v)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number > 0):
+            raise typer.BadParameter(f"--width takes finite numbers > 0 (comma-separated), got {v!r}")
+        values.append(number)
+    return list(dict.fromkeys(values))
+
+
+def _speed_texts(text: str | None) -> list[str]:
+    """The speeds of ``--speed`` as cells name them (checked, a table's file read now; its path made absolute)."""
+    from broker.advisor.decide import LinearSpeed
+    from broker.advisor.sweep import PAPER_SPEEDS
+
+    if text is None:
+        return list(PAPER_SPEEDS)
+    texts = []
+    for item in (i.strip() for i in text.split(",")):
+        parsed = _speeds(item)[0]
+        texts.append(f"linear:{parsed.overhead:g}" if isinstance(parsed, LinearSpeed)
+                     else f"table:{Path(item.partition(':')[2]).resolve()}")
+    return list(dict.fromkeys(texts))
+
+
+def _sweep_out(out_dir: Path, force: bool) -> None:
+    """Refuse an ``--out`` that is a file, or holds more than a store of cells unless ``--force`` (before any work)."""
+    from workloads.errors import ConfigError
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out {out_dir}: a file is there; give a directory")
+    inputs.store_dir(out_dir / STORE, "--out")
+    taken = sorted(p.name for p in out_dir.iterdir() if p.name != STORE) if out_dir.is_dir() else []
+    if taken and not force:
+        raise ConfigError(f"--out {out_dir}: holds {taken[0]} of an earlier run; choose another directory or pass "
+                          f"--force to overwrite it (the finished cells in {STORE}/ are resumed from either way)")
+
+
+def _promised(advisor_sweep: Any, path: str, rows: int, trace: str) -> None:
+    from workloads.errors import InputError
+
+    try:
+        advisor_sweep.trace_frame(path, rows)
+    except InputError as exc:
+        raise InputError(f"{trace}: {exc}") from exc
+
+
+def _figure(table: Any, out_dir: Path, name: str) -> None:
+    """The paper's Figure 4 for the sweep: saved time per speed scenario, one panel per option set."""
+    from broker.advisor import plots  # matplotlib, imported only when a figure is drawn
+
+    plots.saved_time(table, title=f"{name}: saved time per speed scenario").savefig(out_dir / "saved_time.png",
+                                                                                  dpi=110)
+
+
+def _print_sweep(table: Any, title: str) -> None:
+    t = Table(title=title)
+    for col in ("options", "speed", "RMSE wait (s)", "advisor (h)", "no cutoff (h)", "oracle (h)"):
+        t.add_column(col, justify="left" if col in ("options", "speed") else "right")
+    for row in table.itertuples(index=False):
+        t.add_row(str(row.options), str(row.scenario).removeprefix("linear:"), f"{row.rmse_wait_s:,.0f}",
+                  *(f"{getattr(row, c) / 3600:,.0f}" for c in ("saved_time_s", "no_cutoff_saved_time_s",
+                                                                "oracle_saved_time_s")))
+    out.print(t)

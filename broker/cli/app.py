@@ -52,7 +52,7 @@ COMMANDS: dict[str, CommandRef] = {
                           "A local cluster that leases cloud nodes (the Q-learning paper)."),
     "cluster": CommandRef("broker.cli.cluster:cluster_app",
                           "A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6)."),
-    "advise": CommandRef("broker.cli.advise:advise_cmd",
+    "advise": CommandRef("broker.cli.advise:advise_app",
                          "Run here or in the cloud: the placement advisor over a trace, against the oracle."),
 }
 

@@ -61,3 +61,84 @@ def test_advise_with_promises_scores_them_alone_and_writes_them(tmp_path: Path) 
     assert (jobs["promised_wait_s"] >= 0).all()
     refused = cloudbroker("advise", "--trace", KTH, "--weights", "ga")
     assert refused.code == 2 and "--weights must be correlation or search" in refused.err
+
+
+# -- advise sweep ----------------------------------------------------------------------------------------------
+SWEEP = ("advise", "sweep", "--trace", KTH, *SMALL, "--speed", "linear:0.05,linear:1", "--promises", "off,on")
+
+
+def test_advise_sweep_writes_its_table_store_and_figure_and_resumes(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import broker.advisor.sweep as advisor_sweep
+
+    out = tmp_path / "o"
+    run = cloudbroker(*SWEEP, "--n-jobs", "1", "--out", str(out), "--json")
+    assert run.code == 0, run.err
+    rows = json.loads(run.out)
+    assert [(r["options"], r["scenario"]) for r in rows] == [(o, s) for o in ("promises off", "promises on")
+                                                             for s in ("linear:0.05", "linear:1")]
+    assert sorted(p.name for p in out.iterdir()) == ["cells", "saved_time.png", "table.csv"]
+    assert len(list((out / "cells").glob("*.json"))) == 2 and (out / "saved_time.png").stat().st_size > 10_000
+    assert pd.read_csv(out / "table.csv")["saved_time_s"].tolist() == pytest.approx([r["saved_time_s"] for r in rows])
+    assert rows[0]["rmse_wait_promises_alone_s"] is None and rows[0]["log_alpha"] is None  # no cutoff fits here
+    # each cell is the single run of its options (k-NN with correlation weights draws nothing from the seed)
+    single = json.loads(cloudbroker("advise", "--trace", KTH, *SMALL, "--speed", "linear:1", "--promises",
+                                    "--json").out)
+    for key in ("saved_time_s", "jobs_to_cloud", "rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s"):
+        assert rows[3][key] == single[key], key
+    # killed before its table was written: the same command resumes, running the missing cell only
+    for name in ("table.csv", "saved_time.png"):
+        (out / name).unlink()
+    sorted((out / "cells").glob("*.json"))[0].unlink()
+    ran: list[dict] = []
+    cell = advisor_sweep.advise_cell
+    monkeypatch.setattr(advisor_sweep, "advise_cell", lambda config, seed: ran.append(config) or cell(config, seed))
+    again = cloudbroker(*SWEEP, "--n-jobs", "1", "--out", str(out), "--json")
+    assert again.code == 0 and json.loads(again.out) == rows and len(ran) == 1
+    refused = cloudbroker(*SWEEP, "--n-jobs", "1", "--out", str(out))  # its table is there now
+    assert refused.code == 2 and "holds saved_time.png of an earlier run" in refused.err and "--force" in refused.err
+    forced = cloudbroker(*SWEEP, "--n-jobs", "1", "--out", str(out), "--force")
+    assert forced.code == 0 and len(ran) == 1 and "promises on" in forced.out and "linear:1" not in forced.out
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("--model", "knn,svm"), "--model takes knn, gbm (comma-separated), got 'svm'"),
+    (("--promises", "yes"), "--promises takes off, on"),
+    (("--cutoff", "on,"), "--cutoff takes off, on (comma-separated), got ''"),
+    (("--weights", "ga"), "--weights takes correlation, search"),
+    (("--k", "0"), "--k takes integers in [1, 1000] (comma-separated), got '0'"),
+    (("--k", "6,1001"), "got '1001'"),
+    (("--width", "0.1,0"), "--width takes finite numbers > 0 (comma-separated), got '0'"),
+    (("--width", "nan"), "got 'nan'"),
+    (("--speed", "linear:0.1,fast"), "--speed 'fast': use linear:O or table:FILE"),
+    (("--speed", "table:none.csv"), "none.csv"),
+    (("--tune", "600", "--skip", "500"), "--tune 600 must not exceed --skip 500"),
+    (("--skip", "30000"), "needs skip + evaluate = 40,000"),
+    (("--backend", "spark"), "--backend must be one of loky, dask, ray"),
+    (("--scheduler", "tcp://127.0.0.1:1"), "--scheduler is for the dask and ray backends"),
+    (("--out", "taken"), "--out taken: a file is there"),
+    (("--trace", "nope.swf"), "nope.swf"),
+])
+def test_advise_sweep_refuses_in_one_line_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          args: tuple[str, ...], words: str) -> None:
+    def boom(*_: object, **__: object) -> None:
+        raise AssertionError("work started before the input was refused")
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("a file\n")
+    for target in ("broker.cli.backends.sweep", "broker.sweep.run_sweep"):
+        monkeypatch.setattr(target, boom)
+    run = cloudbroker("advise", "sweep", "--trace", KTH, *args)
+    lines = run.err.splitlines()
+    assert run.code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], run.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # no --out directory left behind
+
+
+def test_advise_is_a_group_whose_default_still_needs_a_trace_and_whose_help_draws_nothing() -> None:
+    from tests.broker.cli.test_app import imported_by
+
+    missing = cloudbroker("advise", "--json")
+    assert missing.code == 2 and missing.err == "error: Missing option '--trace'. (see: cloudbroker advise --help)\n"
+    shown = cloudbroker("advise", "--help")
+    assert shown.code == 0 and all(w in shown.out for w in ("--trace", "--no-cutoff", "--promises", "sweep"))
+    assert not {"matplotlib", "sklearn", "joblib"} & set(imported_by("advise", "sweep", "--help"))

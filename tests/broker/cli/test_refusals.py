@@ -192,7 +192,8 @@ def test_cluster_counts_the_jobs_a_volumes_file_does_not_cover(tmp_path: Path) -
 # -- every bounded option refuses a value out of its range ---------------------------------------------------------
 #: What each command needs besides the option under test to get past its own checks.
 BASE = {"trace info": (KTH,), "leasing": ("--trace", KTH), "leasing sweep": ("--trace", KTH),
-        "cluster": ("--synthetic",), "cluster sweep": ("spec.toml",), "advise": ("--trace", KTH)}
+        "cluster": ("--synthetic",), "cluster sweep": ("spec.toml",), "advise": ("--trace", KTH),
+        "advise sweep": ("--trace", KTH)}
 
 
 def commands() -> list[tuple[str, Any]]:
