@@ -72,6 +72,8 @@ def advise_cmd(
     weights: Annotated[str, typer.Option(help="k-NN feature weights: correlation, or search (a seeded global "
                                               "search of weights, k and width on the tuning entries).")]
     = "correlation",
+    search_iterations: Annotated[int, typer.Option(min=1, max=1000, help="Generations of the weight search "
+                                                                         "(--weights search).")] = 20,
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of the weight search and of gbm.")] = 0,
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="Neighbours (the paper: 6 to 33).")] = 20,
     width: Annotated[float, typer.Option(callback=inputs.positive, help="Kernel width (in HEOM units).")] = 0.1,
@@ -111,7 +113,8 @@ def advise_cmd(
         frame = _with_promises(frame, swf.frame, swf.header.max_procs, protocol.skip + protocol.evaluate, trace)
     counts = inputs.kept(report, len(frame), trace)
     result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
-                                 model=model, promises=promises, weights=weights, seed=seed)
+                                 model=model, promises=promises, weights=weights,
+                                 search_iterations=search_iterations, seed=seed)
     payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
