@@ -13,6 +13,13 @@ raw units, with ``s`` in 0.01..10 and ``log sigma^2`` in ~5..23, shrank the weig
 the boundary below the smallest overhead: on SDSC-BLUE the advisor with the cutoff sent almost
 nothing); and hits and misses weigh the same in total, since their pooled shares only reflect how
 many slow scenarios were pooled.
+
+When no such line exists (the fitted weight of ``log sigma^2`` is not negative: the hits are not the
+more certain predictions, as on most shared traces), the paper is silent; acting on every
+prediction then loses much time at large ``s``. The cutoff falls back to the limit of the line as
+the variance's weight goes to 0: a cut on ``s`` alone, from the same classifier fitted on ``s``
+only. Below ``s_max`` every prediction is acted on, from it on none. When ``s`` does not separate
+either (hits at the larger ``s``, or one scenario), there is no cutoff.
 """
 
 from __future__ import annotations
@@ -114,13 +121,19 @@ def _ratio(text: str, path: Path, line: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Cutoff:
-    """``C(s) = alpha exp(beta s)``; the default (``log alpha`` infinite) is no cutoff: every prediction counts."""
+    """``C(s) = alpha exp(beta s)`` below ``s_max``, 0 from it; the default is no cutoff: every prediction counts.
+
+    An infinite ``log alpha`` stands for no limit on the variance (below ``s_max``).
+    """
 
     log_alpha: float = math.inf
     beta: float = 0.0
+    s_max: float = math.inf
 
     def __call__(self, s: float) -> float:
-        """The largest wait variance acted on at relative speed ``s``."""
+        """The largest wait variance acted on at relative speed ``s`` (strictly below it)."""
+        if s >= self.s_max:
+            return 0.0
         return math.exp(self.log_alpha + self.beta * s) if math.isfinite(self.log_alpha) else math.inf
 
     @classmethod
@@ -137,9 +150,22 @@ class Cutoff:
         w_s, w_var = model.coef_[0] / scaler.scale_
         w0 = float(model.intercept_[0] - model.coef_[0] @ (scaler.mean_ / scaler.scale_))
         if not w_var < 0:
-            raise ConfigError("hits are not the more certain predictions: no cutoff separates them")
+            return cls(s_max=_speed_cut(s[usable], hit[usable]))
         # w0 + w_s s + w_var log var = 0  <=>  log var = -(w0 + w_s s) / w_var
         return cls(log_alpha=float(-w0 / w_var), beta=float(-w_s / w_var))
+
+
+def _speed_cut(s: np.ndarray, hit: np.ndarray) -> float:
+    """The ``s`` from which misses outweigh hits (the classifier on ``s`` alone), when the hits lie at smaller ``s``."""
+    if np.ptp(s) == 0:
+        raise ConfigError("hits are not the more certain predictions and there is one speed: no cutoff separates them")
+    mean, scale = s.mean(), s.std()
+    model = LogisticRegression(class_weight="balanced").fit(((s - mean) / scale)[:, None], hit)
+    w, b = float(model.coef_[0, 0]), float(model.intercept_[0])
+    if not w < 0:
+        raise ConfigError("hits are neither the more certain predictions nor those at the smaller speeds: "
+                          "no cutoff separates them")
+    return float(mean - b * scale / w)  # w (s - mean) / scale + b = 0
 
 
 def decide(wait_pred: np.ndarray, run_pred: np.ndarray, wait_var: np.ndarray, cloud_run: np.ndarray,

@@ -86,10 +86,14 @@ class Evaluation:
         return {"rmse_wait_s": self.rmse_wait_s, "rmse_run_s": self.rmse_run_s,
                 "jobs_to_cloud": first.jobs_to_cloud, "jobs_local": first.jobs_local,
                 "saved_time_s": first.saved_time_s, "oracle_saved_time_s": first.oracle_saved_time_s,
-                "cutoff": {"log_alpha": self.cutoff.log_alpha if math.isfinite(self.cutoff.log_alpha) else None,
-                           "beta": self.cutoff.beta},
+                "cutoff": {"log_alpha": _finite(self.cutoff.log_alpha), "beta": self.cutoff.beta,
+                           "s_max": _finite(self.cutoff.s_max)},
                 "scenarios": [_fields(s) for s in self.scenarios],
                 **self.settings}
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def _fields(s: Scenario) -> dict[str, Any]:

@@ -99,7 +99,8 @@ def cutoff_line(points: pd.DataFrame, cutoff: Cutoff, *, jitter: float = 0.04, s
     are spread over up to ``jitter`` of a decade left of their ``s`` and hits right of it (seeded
     with ``seed``; ``jitter=0`` draws every point at its ``s``). ``s`` is on a log scale (symmetric-log,
     linear below 0.01, when some ``s`` is not positive). The variance axis starts at the points' 1st
-    percentile: the title counts the points below it. No line when no cutoff was fitted.
+    percentile: the title counts the points below it. No line when no cutoff was fitted; a cut on
+    ``s`` alone (``cutoff.s_max``) is a dashed vertical line.
     """
     usable = points[np.isfinite(points["variance"]) & (points["variance"] > 0)]
     s, hit = usable["s"].to_numpy(dtype=float), usable["hit"].to_numpy(dtype=bool)
@@ -116,6 +117,8 @@ def cutoff_line(points: pd.DataFrame, cutoff: Cutoff, *, jitter: float = 0.04, s
         grid = np.geomspace(low, high, 400) if positive and low < high else np.linspace(low, high, 400)
         ax.plot(grid, cutoff.log_alpha + cutoff.beta * grid, color="black",
                 label=f"cutoff: ln C(s) = {cutoff.log_alpha:.2f} + ({cutoff.beta:.3g}) s")
+    if math.isfinite(cutoff.s_max):
+        ax.axvline(cutoff.s_max, color="black", ls="--", label=f"cutoff: nothing sent from s = {cutoff.s_max:.3g}")
     below = 0
     if len(y):
         floor, top = float(np.percentile(y, 1)), float(y.max())
@@ -129,7 +132,8 @@ def cutoff_line(points: pd.DataFrame, cutoff: Cutoff, *, jitter: float = 0.04, s
     ax.set_xlabel("speed factor s")
     ax.set_ylabel("ln wait variance (s²)")
     ax.legend(fontsize="small")
-    notes = [n for n in ("" if math.isfinite(cutoff.log_alpha) else "no cutoff fitted",
+    fitted = math.isfinite(cutoff.log_alpha) or math.isfinite(cutoff.s_max)
+    notes = [n for n in ("" if fitted else "no cutoff fitted",
                          f"{below} point{'' if below == 1 else 's'} below the axis" if below else "") if n]
     ax.set_title((title or "the cutoff over the tuning entries") + (f" ({'; '.join(notes)})" if notes else ""))
     return fig

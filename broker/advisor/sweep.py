@@ -42,7 +42,7 @@ from workloads.errors import ConfigError, InputError
 from workloads.jobs import FilterReport
 
 #: The version of the cells' meaning (part of every cell's key): bump it when a cell computes something else.
-CELL_NAME = "advisor-v1"
+CELL_NAME = "advisor-v2"
 #: The paper's ten speed scenarios, as cells name them.
 PAPER_SPEEDS = tuple(f"linear:{o:g}" for o in PAPER_OVERHEADS)
 #: A cell's options (besides the trace, the protocol and the speeds), in the tidy table's order.
@@ -160,7 +160,7 @@ def sweep_table(cells: Sequence[Cell], results: Sequence[Mapping[str, Any]]) -> 
     """One row per cell x speed scenario: the cell's options, protocol, seed and figures, then the scenario's.
 
     ``options`` labels each cell by the options that vary across the sweep (all of them when none
-    does); ``log_alpha`` and ``beta`` are the cell's fitted cutoff (``log_alpha`` NaN when none was used).
+    does); ``log_alpha``, ``beta`` and ``s_max`` are the cell's fitted cutoff (NaN: no limit of that kind).
     """
     labels = option_labels([c.config for c in cells])
     rows: list[dict[str, Any]] = []
@@ -169,11 +169,12 @@ def sweep_table(cells: Sequence[Cell], results: Sequence[Mapping[str, Any]]) -> 
         head = {"options": label, "trace": c["trace"], **{k: c[k] for k in OPTIONS},
                 **{k: c[k] for k in ("tune", "skip", "evaluate")}, "seed": cell.seed,
                 **{k: result.get(k, math.nan) for k in CELL_FIGURES},
-                "log_alpha": _number(result["cutoff"]["log_alpha"]), "beta": result["cutoff"]["beta"]}
+                "log_alpha": _number(result["cutoff"]["log_alpha"]), "beta": result["cutoff"]["beta"],
+                "s_max": _number(result["cutoff"].get("s_max"))}
         rows.extend({**head, "scenario": scenario["name"], **{k: scenario[k] for k in SCENARIO_FIGURES}}
                     for scenario in result["scenarios"])
     return pd.DataFrame(rows, columns=["options", "trace", *OPTIONS, "tune", "skip", "evaluate", "seed",
-                                       *CELL_FIGURES, "log_alpha", "beta", "scenario", *SCENARIO_FIGURES])
+                                       *CELL_FIGURES, "log_alpha", "beta", "s_max", "scenario", *SCENARIO_FIGURES])
 
 
 def _number(value: float | None) -> float:

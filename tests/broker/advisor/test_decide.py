@@ -100,5 +100,26 @@ def test_the_cutoff_does_not_depend_on_the_units_of_s_nor_on_how_many_misses_wer
 def test_a_cutoff_needs_hits_and_misses() -> None:
     with pytest.raises(ConfigError, match="both hits and misses"):
         Cutoff.fit(np.array([0.1, 0.2]), np.array([1.0, 2.0]), np.array([True, True]))
-    with pytest.raises(ConfigError, match="more certain"):  # hits above misses: no cutoff can keep them
+    with pytest.raises(ConfigError, match="one speed"):  # hits above misses, one speed: no cutoff can keep them
         Cutoff.fit(np.array([0.1] * 4), np.array([1.0, 2.0, 100.0, 200.0]), np.array([False, False, True, True]))
+
+
+def test_when_the_variance_does_not_separate_the_cutoff_is_a_cut_on_s_alone() -> None:
+    # hits at s = 0, misses at s = 2, and the hits the *less* certain: no line in (s, log variance) keeps them
+    s = np.array([0.0] * 4 + [2.0] * 4)
+    variance = np.exp(np.array([5.0, 6.0, 5.5, 6.5, 1.0, 1.5, 2.0, 0.5]))
+    cutoff = Cutoff.fit(s, variance, np.array([True] * 4 + [False] * 4))
+    assert cutoff.log_alpha == math.inf and cutoff.s_max == pytest.approx(1.0, abs=1e-6)  # symmetric: the middle
+    assert cutoff(0.0) == math.inf and cutoff(0.999) == math.inf and cutoff(1.001) == 0.0 and cutoff(2.0) == 0.0
+    # hits at the larger speed and the less certain: neither the variance nor s separates them the right way
+    with pytest.raises(ConfigError, match="neither"):
+        Cutoff.fit(s, variance[::-1], np.array([False] * 4 + [True] * 4))
+
+
+def test_a_cutoff_acts_strictly_below_s_max() -> None:
+    assert Cutoff(s_max=0.5)(0.5) == 0.0 and Cutoff(s_max=0.5)(0.4999) == math.inf
+    assert Cutoff(log_alpha=1.0, beta=-2.0, s_max=0.5)(0.25) == pytest.approx(math.e**0.5)
+    assert Cutoff(log_alpha=1.0, beta=-2.0, s_max=0.5)(0.5) == 0.0
+    assert Cutoff()(1e9) == math.inf
+    sent = decide(np.array([10.0]), np.array([10.0]), np.array([0.0]), np.array([1.0]), Cutoff(s_max=0.5)(0.5))
+    assert not sent.any()  # a variance of 0 is not below a limit of 0

@@ -31,7 +31,7 @@ def test_advise_reports_the_advisor_against_the_oracle_and_writes_its_decisions(
 
 def test_advise_runs_the_papers_ten_speeds_and_a_table_of_ratios(tmp_path: Path) -> None:
     ten = json.loads(cloudbroker("advise", "--trace", KTH, *SMALL, "--no-cutoff", "--json").out)
-    assert len(ten["scenarios"]) == 10 and ten["cutoff"] == {"log_alpha": None, "beta": 0.0}
+    assert len(ten["scenarios"]) == 10 and ten["cutoff"] == {"log_alpha": None, "beta": 0.0, "s_max": None}
     assert (ten["cutoff_used"], ten["cutoff_not_used"]) == (False, "--no-cutoff")
     assert all(s["jobs_to_cloud"] == s["no_cutoff_jobs_to_cloud"] for s in ten["scenarios"])
     (tmp_path / "speed.csv").write_text("procs,ratio\n1,1.2\n16,2.0\n")
@@ -80,12 +80,17 @@ def test_advise_sweep_writes_its_table_store_and_figure_and_resumes(tmp_path: Pa
     assert sorted(p.name for p in out.iterdir()) == ["cells", "saved_time.png", "table.csv"]
     assert len(list((out / "cells").glob("*.json"))) == 2 and (out / "saved_time.png").stat().st_size > 10_000
     assert pd.read_csv(out / "table.csv")["saved_time_s"].tolist() == pytest.approx([r["saved_time_s"] for r in rows])
-    assert rows[0]["rmse_wait_promises_alone_s"] is None and rows[0]["log_alpha"] is None  # no cutoff fits here
-    # each cell is the single run of its options (k-NN with correlation weights draws nothing from the seed)
+    # no line in (s, log variance) fits here: the cutoff is a cut on s alone, between the two speeds
+    assert rows[0]["rmse_wait_promises_alone_s"] is None and rows[0]["log_alpha"] is None
+    assert 0.05 < rows[0]["s_max"] <= 1 and rows[1]["jobs_to_cloud"] == 0 < rows[0]["jobs_to_cloud"]
+    # each cell is the single run of its options (k-NN with correlation weights draws nothing from the seed);
+    # the single run has one speed, so its cutoff differs: compare what does not depend on it
     single = json.loads(cloudbroker("advise", "--trace", KTH, *SMALL, "--speed", "linear:1", "--promises",
                                     "--json").out)
-    for key in ("saved_time_s", "jobs_to_cloud", "rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s"):
+    for key in ("rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s"):
         assert rows[3][key] == single[key], key
+    for key in ("no_cutoff_saved_time_s", "no_cutoff_jobs_to_cloud", "oracle_saved_time_s"):
+        assert rows[3][key] == single["scenarios"][0][key], key
     # killed before its table was written: the same command resumes, running the missing cell only
     for name in ("table.csv", "saved_time.png"):
         (out / name).unlink()
