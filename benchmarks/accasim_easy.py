@@ -29,8 +29,11 @@ passes ``reserved_nodes=[]`` to its allocator, so every later job that fits now 
 not tried again before its (first) reservation time, even when its nodes are free earlier. Two
 hand-made cases show this side by side; schedules on KTH differ accordingly.
 
-    python benchmarks/accasim_easy.py [--trace PATH] [--limit N] [--repeat K] [--accasim-runs K]
+    python benchmarks/accasim_easy.py [--trace PATH] [--nodes M] [--limit N] [--repeat K] [--accasim-runs K]
                                       [--no-accasim] [--profile]
+
+``--nodes`` sizes the cluster for another trace (SDSC-BLUE: 1152, with ``--no-accasim``); the
+hand-made cases keep 100 nodes.
 """
 
 from __future__ import annotations
@@ -298,6 +301,13 @@ def rigid(rows: list[tuple[int, int, int, int]]) -> RigidJobs:
     return RigidJobs(submit=a[:, 0], runtime=a[:, 1], estimate=a[:, 2], nodes=a[:, 3].astype(np.int64))
 
 
+def system_config(tmp: Path, nodes: int) -> Path:
+    """AccaSim's system configuration: ``nodes`` one-core nodes."""
+    path = tmp / f"sys_config_{nodes}.json"
+    path.write_text(json.dumps({"groups": {"node": {"core": 1}}, "resources": {"node": nodes}}))
+    return path
+
+
 def show_cases(acc: dict[str, Any] | None, sys_config: Path, tmp: Path) -> None:
     for title, rows in CASES.items():
         jobs = rigid(rows)
@@ -317,18 +327,19 @@ def show_cases(acc: dict[str, Any] | None, sys_config: Path, tmp: Path) -> None:
             print(f"| {i + 1} | {s} | {p} | {e} | {r} | {ours[i]:.0f} | {plain[i]:.0f} | {acc_s}{flag} |")
 
 
-def profile_ours(jobs: RigidJobs, discipline: Discipline) -> None:
+def profile_ours(jobs: RigidJobs, nodes: int, discipline: Discipline) -> None:
     prof = cProfile.Profile()
-    prof.runcall(replay, jobs, NODES, discipline)
+    prof.runcall(replay, jobs, nodes, discipline)
     out = io.StringIO()
     pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(12)
-    print(f"\ncProfile of replay(jobs, {NODES}, {discipline!r}), by own time:")
+    print(f"\ncProfile of replay(jobs, {nodes}, {discipline!r}), by own time:")
     print("\n".join(out.getvalue().splitlines()[:30]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trace", default=str(DEFAULT_TRACE))
+    parser.add_argument("--nodes", type=int, default=NODES, help="nodes of the cluster (one core each)")
     parser.add_argument("--limit", type=int, default=None, help="first N jobs only")
     parser.add_argument("--repeat", type=int, default=3, help="runs of ours and the plain EASY (best is kept)")
     parser.add_argument("--accasim-runs", type=int, default=1, help="runs of each AccaSim variant (best is kept)")
@@ -338,25 +349,26 @@ def main() -> None:
 
     load = os.getloadavg()
     swf_trace = load_trace(args.trace)
-    jobs, report = rigid_view(swf_trace.frame, nodes=NODES)
+    nodes = args.nodes
+    jobs, report = rigid_view(swf_trace.frame, nodes=nodes)
     if args.limit:
         jobs = RigidJobs(jobs.submit[:args.limit], jobs.runtime[:args.limit], jobs.estimate[:args.limit],
                          jobs.nodes[:args.limit])
     n = len(jobs)
     print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start")
-    print(f"{Path(args.trace).name}: {n:,} jobs on {NODES} nodes ({report.read:,} read, "
+    print(f"{Path(args.trace).name}: {n:,} jobs on {nodes} nodes ({report.read:,} read, "
           f"removed {({k: v for k, v in report.removed.items() if v})})")
 
-    plain_t = best_of(args.repeat, plain_easy, *lists(jobs), NODES)
-    easy_t = best_of(args.repeat, replay, jobs, NODES, "easy")
-    cons_t = best_of(args.repeat, replay, jobs, NODES, "conservative")
+    plain_t = best_of(args.repeat, plain_easy, *lists(jobs), nodes)
+    easy_t = best_of(args.repeat, replay, jobs, nodes, "easy")
+    cons_t = best_of(args.repeat, replay, jobs, nodes, "conservative")
     rounds = 1
 
     def again() -> None:
         """The load changes while AccaSim runs: time the fast ones again and keep the best."""
         nonlocal plain_t, easy_t, rounds
-        p, e = best_of(args.repeat, plain_easy, *lists(jobs), NODES), best_of(args.repeat, replay, jobs, NODES, "easy")
+        p, e = best_of(args.repeat, plain_easy, *lists(jobs), nodes), best_of(args.repeat, replay, jobs, nodes, "easy")
         plain_t = (min(plain_t[0], p[0]), min(plain_t[1], p[1]), plain_t[2])
         easy_t = (min(easy_t[0], e[0]), min(easy_t[1], e[1]), easy_t[2])
         rounds += 1
@@ -369,8 +381,7 @@ def main() -> None:
     acc = None if args.no_accasim else import_accasim()
     with tempfile.TemporaryDirectory(prefix="accasim-easy-") as tmpdir:
         tmp = Path(tmpdir)
-        sys_config = tmp / "sys_config.json"
-        sys_config.write_text(json.dumps({"groups": {"node": {"core": 1}}, "resources": {"node": NODES}}))
+        sys_config = system_config(tmp, nodes)
         if acc is not None:
             swf = tmp / "kth-rigid.swf"
             write_swf(jobs, swf)
@@ -433,10 +444,10 @@ def main() -> None:
                   f"{file_run[0] / easy_s:.0f}x as a user runs it ({file_run[1] / easy_cpu:.0f}x in CPU)")
         print(f"Target: ours EASY within 2x of the plain EASY: {easy_s / plain_s:.2f}x wall, "
               f"{easy_cpu / plain_cpu:.2f}x CPU")
-        show_cases(acc, sys_config, tmp)
+        show_cases(acc, system_config(tmp, NODES), tmp)
     if args.profile:
-        profile_ours(jobs, "easy")
-        profile_ours(jobs, "conservative")
+        profile_ours(jobs, nodes, "easy")
+        profile_ours(jobs, nodes, "conservative")
     load = os.getloadavg()
     print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
 
