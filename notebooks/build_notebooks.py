@@ -634,15 +634,18 @@ PLACEMENT_ADVISOR = [
         "points = baseline.cutoff_points\n"
         "summary = points.groupby('s').agg(sent=('hit', 'size'), hit_share=('hit', 'mean')).round(2)\n"
         "print(baseline.settings.get('cutoff_not_used', f'cutoff: ln C(s) = {baseline.cutoff.log_alpha:.2f} '\n"
-        "                                                f'+ ({baseline.cutoff.beta:.3g}) s'))\n"
+        "                                                f'+ ({baseline.cutoff.beta:.3g}) s below s = '\n"
+        "                                                f'{baseline.cutoff.s_max:.3g}, nothing sent from there'))\n"
         "summary"
     ),
     new_markdown_cell(
         "What to notice: hits and misses overlap over most of the variance range, so the line separates "
         "them only roughly; what it mostly learns is that the share of hits falls as `s` grows (the table). "
         "The fit is also fragile: on other KTH windows (for instance 300 tuning entries instead of 500) "
-        "the hits are not the more certain predictions, no cutoff is fitted, and the advisor acts on "
-        "every prediction (`evaluate` says so in `settings['cutoff_not_used']`)."
+        "the hits are not the more certain predictions and no such line exists; the cutoff then falls "
+        "back to a cut on `s` alone (nothing is sent from `s_max` on, drawn dashed), and only when `s` "
+        "does not separate them either does the advisor act on every prediction (`evaluate` says so in "
+        "`settings['cutoff_not_used']`)."
     ),
     new_markdown_cell(
         "## Promises and the wait's RMSE (the paper's Table 5)\n\n"
