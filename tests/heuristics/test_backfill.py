@@ -289,3 +289,39 @@ def test_a_copy_goes_on_as_the_original_would(data, split) -> None:
     jobs = jobs_of(data)
     split_at = float(jobs.submit[0]) + split
     assert stepped(jobs, split_at, detour=True) == stepped(jobs, split_at, detour=False)
+
+
+# -- refusals and edges, hand-worked ----------------------------------------------------------------------
+
+def test_a_cluster_refuses_no_nodes_an_unknown_discipline_and_a_job_wider_than_itself() -> None:
+    import pytest
+
+    from workloads.errors import ConfigError, InputError
+
+    one = rigid([0], [10], [1])
+    assert Cluster(1, one, "conservative").free == 1  # one node is enough
+    with pytest.raises(ConfigError, match=r"^a cluster needs m >= 1 nodes, got 0$"):
+        Cluster(0, one)
+    with pytest.raises(ConfigError, match=r"^discipline must be 'easy' or 'conservative', got 'fifo'$"):
+        Cluster(1, one, "fifo")  # type: ignore[arg-type]
+    assert Cluster(2, rigid([0, 0], [10, 10], [2, 1]), "easy").discipline == "easy"  # as wide as the cluster
+    with pytest.raises(InputError, match=r"^job 1 asks for 3 nodes, the cluster has 2$"):
+        Cluster(2, rigid([0, 0, 0, 0], [10, 10, 10, 10], [2, 3, 1, 4]))
+
+
+def test_no_shadow_time_when_the_running_jobs_cannot_free_enough() -> None:
+    import pytest
+
+    cluster = Cluster(4, rigid([0], [10], [3]), "easy")
+    cluster.submit(0, 0.0)
+    assert cluster.schedule(0.0) == [0]
+    assert cluster._shadow(4, 0.0) == (10.0, 0) and cluster._shadow(2, 0.0) == (10.0, 2)
+    assert cluster._shadow(1, 20.0) == (20.0, 3)  # past its estimate: it ends any moment now, all 3 nodes spare
+    with pytest.raises(RuntimeError, match=r"^no time at which 5 nodes are free on a 4-node cluster$"):
+        cluster._shadow(5, 0.0)
+
+
+def test_easy_records_the_heads_reservation_even_with_no_node_free() -> None:
+    # 4 nodes all held by job 0 until 100: job 1 (4 nodes) arrives at 10 and is told 100 then
+    schedule, world = replay(rigid([0, 10], [100, 10], [4, 4]), 4, "easy")
+    assert schedule.start.tolist() == [0, 100] and world.cluster.head_reservation == {1: 100.0}

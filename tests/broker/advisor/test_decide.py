@@ -123,3 +123,70 @@ def test_a_cutoff_acts_strictly_below_s_max() -> None:
     assert Cutoff()(1e9) == math.inf
     sent = decide(np.array([10.0]), np.array([10.0]), np.array([0.0]), np.array([1.0]), Cutoff(s_max=0.5)(0.5))
     assert not sent.any()  # a variance of 0 is not below a limit of 0
+
+
+@pytest.mark.parametrize("ratio", ["1_5", "inf", "-1.5", "0", "0.0"])
+def test_a_ratio_must_be_a_plain_finite_number_above_0(tmp_path: Path, ratio: str) -> None:
+    path = tmp_path / "speed.csv"
+    path.write_text(f"procs,ratio\n2,{ratio}\n")  # float() reads '1_5' as 15: refused all the same
+    with pytest.raises(InputError, match=r"speed.csv:2: field 'ratio': '" + ratio + "' is not a finite number > 0"):
+        TableSpeed.read(path)
+
+
+def test_a_speed_table_skips_blank_lines_and_keeps_its_source(tmp_path: Path) -> None:
+    path = tmp_path / "speed.csv"
+    path.write_text("procs,ratio\n1,1.1\n\n   \n , \n8,1.5\n")  # rows after blank ones still count
+    table = TableSpeed.read(path)
+    assert (table.procs, table.ratios, table.source) == ((1, 8), (1.1, 1.5), str(path))
+
+
+def test_an_empty_speed_file_or_a_wrong_header_is_refused_on_line_1(tmp_path: Path) -> None:
+    path = tmp_path / "speed.csv"
+    path.write_text("")
+    with pytest.raises(InputError, match=r"speed\.csv:1: the header must be 'procs,ratio', got ''"):
+        TableSpeed.read(path)
+    path.write_text("proc,ratio\n1,1.5\n")
+    with pytest.raises(InputError, match="got 'proc,ratio'"):
+        TableSpeed.read(path)
+
+
+def test_cloud_run_times_are_seconds_in_floating_point() -> None:
+    got = TableSpeed((1, 4), (2, 3)).cloud_run(np.array([1, 5]), np.array([10, 10]))  # integer ratios and runs
+    assert got.dtype == np.float64 and got.tolist() == [20.0, 30.0]
+
+
+def test_a_cutoff_learns_from_variances_below_1_too() -> None:
+    # hits with variances 0.01..0.1 (log below 0), misses 10..100 (log above), mirror images around log 1 = 0
+    variance = np.array([0.01, 0.02, 0.05, 0.1, 10.0, 20.0, 50.0, 100.0])
+    hit = np.array([True] * 4 + [False] * 4)
+    cutoff = Cutoff.fit(np.full(8, 0.1), variance, hit)
+    assert all(variance[:4] < cutoff(0.1)) and all(variance[4:] > cutoff(0.1))
+    assert cutoff(0.1) == pytest.approx(1.0, abs=1e-9)  # the line sits halfway, at log variance 0
+
+
+def test_variances_that_say_nothing_leave_a_cut_on_s_halfway_between_hits_and_misses() -> None:
+    # every variance is 1: its log is 0 for all, so its weight stays exactly 0 and no line in (s, log
+    # variance) exists; hits at s = 0.1 and misses at s = 0.5, as many of each: the cut on s is halfway
+    s, hit = np.array([0.1, 0.1, 0.5, 0.5]), np.array([True, True, False, False])
+    cutoff = Cutoff.fit(s, np.ones(4), hit)
+    assert (cutoff.log_alpha, cutoff.beta) == (math.inf, 0.0) and cutoff.s_max == pytest.approx(0.3, abs=1e-12)
+    with pytest.raises(ConfigError, match=r"^hits are not the more certain predictions and there is one speed: "
+                                          r"no cutoff separates them$"):
+        Cutoff.fit(np.full(4, 0.1), np.ones(4), hit)
+    with pytest.raises(ConfigError,
+                       match=r"^fitting the cutoff needs both hits and misses with a finite, positive variance$"):
+        Cutoff.fit(np.array([0.1, 0.2, 0.3]), np.array([1.0, 0.0, np.inf]), np.array([True, False, False]))
+
+
+def test_a_cut_on_s_weighs_hits_and_misses_alike_and_needs_the_hits_at_the_smaller_speeds() -> None:
+    # three hits at s = 0.1, one miss at 0.5, variances that say nothing: the classes weigh the same in
+    # total, so by symmetry the cut is halfway between them, 0.3 (the mean of s, 0.2, is not)
+    cutoff = Cutoff.fit(np.array([0.1, 0.1, 0.1, 0.5]), np.ones(4), np.array([True, True, True, False]))
+    assert cutoff.s_max == pytest.approx(0.3, abs=1e-4)
+    neither = (r"^hits are neither the more certain predictions nor those at the smaller speeds: "
+               r"no cutoff separates them$")
+    # s says nothing (its weight is exactly 0), or leans the wrong way, however weakly (a weight of 0.4)
+    for s, hit in (([0.1, 0.5, 0.1, 0.5], [True, True, False, False]),
+                   ([0.5, 0.5, 0.1, 0.1, 0.1, 0.5], [True, True, True, False, False, False])):
+        with pytest.raises(ConfigError, match=neither):
+            Cutoff.fit(np.array(s), np.ones(len(s)), np.array(hit))

@@ -129,3 +129,174 @@ def test_the_cutoff_points_are_the_tuning_entries_each_scenario_sends(run) -> No
     points = run.cutoff_points
     assert set(points["scenario"]) <= {s.name for s in run.scenarios} and len(points) > 0
     assert set(points.columns) == {"scenario", "s", "variance", "hit"} and points["hit"].dtype == bool
+
+
+# -- the pieces, hand-worked (no trace) ----------------------------------------------------------------------
+
+def test_the_protocols_defaults_and_bounds() -> None:
+    assert Protocol() == Protocol(tune=500, skip=10_000, evaluate=10_000)
+    tune, window = Protocol(tune=1, skip=1, evaluate=1).windows(2)  # every bound at its least, n just enough
+    assert tune.tolist() == [0] and window.tolist() == [1]
+    tune, window = Protocol(tune=4, skip=4, evaluate=2).windows(6)
+    assert tune.tolist() == [0, 1, 2, 3] and window.tolist() == [4, 5]
+    for bad in ({"tune": 0, "skip": 4}, {"tune": 5, "skip": 4}, {"tune": 1, "skip": 4, "evaluate": 0}):
+        with pytest.raises(ConfigError, match=r"^the protocol needs 1 <= tune <= skip and evaluate >= 1, got Protocol"):
+            Protocol(**bad)
+    with pytest.raises(ConfigError, match=r"^the trace has 5 replayable jobs; the protocol needs skip \+ evaluate = "
+                                          r"6$"):
+        Protocol(tune=4, skip=4, evaluate=2).windows(5)
+
+
+def test_evaluate_refuses_bad_settings_before_any_work() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"job_id": range(5)})
+    speed = [LinearSpeed(0.05)]
+    with pytest.raises(ConfigError, match=r"^evaluate needs at least one speed model$"):
+        evaluate(frame, [])
+    with pytest.raises(ConfigError, match=r"^model must be one of knn, gbm, got 'svm'$"):
+        evaluate(frame, speed, model="svm")
+    with pytest.raises(ConfigError, match=r"^weights must be one of correlation, search, got 'ga'$"):
+        evaluate(frame, speed, weights="ga")
+    with pytest.raises(ConfigError, match=r"^promises need the frame's 'promised_wait_s' column "
+                                          r"\(broker.advisor.promises.promised_waits\)$"):
+        evaluate(frame, speed, promises=True)
+    # valid settings reach the protocol: the default one, which needs 20,000 jobs
+    with pytest.raises(ConfigError, match=r"^the trace has 5 replayable jobs; the protocol needs skip \+ evaluate = "
+                                          r"20,000$"):
+        evaluate(frame, speed)
+    for model, weights in (("gbm", "correlation"), ("knn", "search")):
+        with pytest.raises(ConfigError, match="the trace has 5"):
+            evaluate(frame.assign(promised_wait_s=0.0), speed, model=model, weights=weights, promises=True)
+
+
+def test_the_documented_defaults() -> None:
+    import inspect
+
+    defaults = {k: p.default for k, p in inspect.signature(evaluate).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    assert defaults == {"protocol": None, "k": 20, "width": 0.1, "cutoff": True, "model": "knn", "promises": False,
+                        "weights": "correlation", "search_iterations": 20, "seed": 0}
+
+
+# Four jobs of 2 processors running 10 s; at o = 0.5 the cloud runs them 20 s. Actual waits 30, 5, 15, 10:
+# the cloud saves 20, -5, 5, 0. Predicted waits 25, 20, 5, 20 (runs 10): the advisor without a cutoff sends
+# jobs 0, 1, 3 (predicted 35, 30, 15, 30 > 20); with variances 1, 9, 4, 6 and a cutoff of 5, only job 0.
+PROCS, RUN, WAIT = np.full(4, 2), np.full(4, 10.0), np.array([30.0, 5.0, 15.0, 10.0])
+WAIT_P, RUN_P, VARIANCE = np.array([25.0, 20.0, 5.0, 20.0]), np.full(4, 10.0), np.array([1.0, 9.0, 4.0, 6.0])
+
+
+def test_a_scenario_by_hand() -> None:
+    import math
+
+    from broker.advisor.evaluate import Scenario, _scenario
+
+    outcome, sent = _scenario(LinearSpeed(0.5), Cutoff(log_alpha=math.log(5.0)), PROCS, WAIT, RUN, WAIT_P, RUN_P,
+                              VARIANCE)
+    assert sent.tolist() == [True, False, False, False]
+    assert outcome == Scenario(name="linear:0.5", s=0.5, jobs_to_cloud=1, jobs_local=3, saved_time_s=20.0,
+                               no_cutoff_jobs_to_cloud=3, no_cutoff_saved_time_s=15.0, oracle_jobs_to_cloud=2,
+                               oracle_saved_time_s=25.0)
+    # the cutoff is read at the scenario's speed: from s_max on nothing is sent
+    outcome, sent = _scenario(LinearSpeed(0.5), Cutoff(s_max=0.5), PROCS, WAIT, RUN, WAIT_P, RUN_P, VARIANCE)
+    assert not sent.any() and (outcome.jobs_to_cloud, outcome.jobs_local, outcome.saved_time_s) == (0, 4, 0.0)
+
+
+def test_the_tuning_points_by_hand() -> None:
+    from broker.advisor.evaluate import _fit_cutoff, _tuning_points
+
+    points = _tuning_points([LinearSpeed(0.5), LinearSpeed(0.0)], PROCS, WAIT, RUN, WAIT_P, RUN_P, VARIANCE)
+    # at o = 0.5 the jobs sent without a cutoff (0, 1, 3) save 20, -5 and 0: a hit is a strict saving
+    # at o = 0 all four are sent (predicted 35, 30, 15, 30 > 10) and each saves its wait
+    assert points.to_dict("list") == {"scenario": ["linear:0.5"] * 3 + ["linear:0"] * 4,
+                                      "s": [0.5] * 3 + [0.0] * 4, "variance": [1.0, 9.0, 6.0, 1.0, 9.0, 4.0, 6.0],
+                                      "hit": [True, False, False, True, True, True, True]}
+    assert points.index.tolist() == list(range(7))
+    # a saving of 1 s is a hit
+    one = _tuning_points([LinearSpeed(0.0)], np.array([1]), np.array([1.0]), np.array([10.0]), np.array([5.0]),
+                         np.array([10.0]), np.array([2.0]))
+    assert one["hit"].tolist() == [True]
+    fitted, why = _fit_cutoff(points)
+    assert why is None and fitted == Cutoff.fit(points["s"], points["variance"], points["hit"])
+    none, why = _fit_cutoff(points[points["hit"]])
+    assert none == Cutoff() and why == ("the tuning entries fit no cutoff: fitting the cutoff needs both hits and "
+                                        "misses with a finite, positive variance")
+
+
+def test_rmse_names_and_the_summary_by_hand() -> None:
+    import math
+
+    import pandas as pd
+
+    from broker.advisor.decide import TableSpeed
+    from broker.advisor.evaluate import Evaluation, Scenario, _name, _rmse
+
+    assert _rmse(np.array([1.0, 3.0]), np.array([3.0, 1.0])) == 2.0
+    assert _rmse(np.array([0.0, 0.0]), np.array([3.0, 4.0])) == math.sqrt(12.5)
+    assert _name(LinearSpeed(1.0)) == "linear:1" and _name(LinearSpeed(0.05)) == "linear:0.05"
+    assert _name(TableSpeed((1,), (2.0,), "cloud.csv")) == "table:cloud.csv"
+    first = Scenario("linear:0.5", 0.5, 1, 3, 20.0, 3, 15.0, 2, 25.0)
+    second = Scenario("linear:0", 0.0, 4, 0, 60.0, 4, 60.0, 4, 60.0)
+    got = Evaluation(1.5, 2.5, Cutoff(), [first, second], pd.DataFrame(), {"model": "knn"}).to_dict()
+    assert got == {"rmse_wait_s": 1.5, "rmse_run_s": 2.5, "jobs_to_cloud": 1, "jobs_local": 3, "saved_time_s": 20.0,
+                   "oracle_saved_time_s": 25.0, "cutoff": {"log_alpha": None, "beta": 0.0, "s_max": None},
+                   "scenarios": [{"name": "linear:0.5", "s": 0.5, "jobs_to_cloud": 1, "jobs_local": 3,
+                                  "saved_time_s": 20.0, "no_cutoff_jobs_to_cloud": 3, "no_cutoff_saved_time_s": 15.0,
+                                  "oracle_jobs_to_cloud": 2, "oracle_saved_time_s": 25.0},
+                                 {"name": "linear:0", "s": 0.0, "jobs_to_cloud": 4, "jobs_local": 0,
+                                  "saved_time_s": 60.0, "no_cutoff_jobs_to_cloud": 4, "no_cutoff_saved_time_s": 60.0,
+                                  "oracle_jobs_to_cloud": 4, "oracle_saved_time_s": 60.0}],
+                   "model": "knn"}
+    finite = Evaluation(1.5, 2.5, Cutoff(1.25, -2.0, 0.75), [first], pd.DataFrame()).to_dict()["cutoff"]
+    assert finite == {"log_alpha": 1.25, "beta": -2.0, "s_max": 0.75}
+
+
+def _small_frame(n: int = 40):
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    submit = np.arange(n) * 100.0
+    wait, run = rng.integers(0, 500, n).astype(float), rng.integers(10, 300, n).astype(float)
+    frame = pd.DataFrame({"job_id": np.arange(1000, 1000 + n), "user": rng.integers(0, 3, n),
+                          "group": rng.integers(0, 2, n), "queue": rng.integers(0, 2, n), "submit_s": submit,
+                          "requested_time_s": run * 2, "requested_procs": rng.integers(1, 9, n),
+                          "queue_size": rng.integers(0, 5, n), "queued_work": rng.random(n) * 1e3,
+                          "remaining_work": rng.random(n) * 1e3, "weekday": rng.integers(0, 7, n),
+                          "time_of_day_s": submit % 86400, "free_procs": rng.integers(0, 9, n),
+                          "wait_s": wait, "run_s": run, "wait_known_at": submit + wait,
+                          "run_known_at": submit + wait + run})
+    return frame.assign(promised_wait_s=wait + 10.0)
+
+
+def test_a_small_evaluation_reports_its_window_settings_and_sums() -> None:
+    from broker.advisor.evaluate import _rmse, _scenario
+
+    frame, speed = _small_frame(), LinearSpeed(0.5)
+    got = evaluate(frame, [speed], protocol=Protocol(tune=6, skip=15, evaluate=20), k=3, width=0.2, promises=True)
+    table = got.jobs
+    assert list(table.columns) == ["job_id", "wait_s", "run_s", "wait_pred_s", "run_pred_s", "wait_std_s",
+                                   "cloud[linear:0.5]", "promised_wait_s"]
+    assert table.index.tolist() == list(range(20)) and table["job_id"].tolist() == list(range(1015, 1035))
+    assert table["promised_wait_s"].tolist() == (frame["wait_s"].iloc[15:35] + 10.0).tolist()
+    settings = dict(got.settings)
+    assert settings.pop("rmse_wait_promises_alone_s") == 10.0
+    used = settings.pop("cutoff_used")
+    assert ("cutoff_not_used" in settings) is not used and settings.pop("cutoff_not_used", "") != "--no-cutoff"
+    assert settings == {"model": "knn", "weights": "correlation", "k": 3, "width": 0.2, "promises": True, "tune": 6,
+                        "skip": 15, "evaluate": 20}
+    assert got.rmse_wait_s == _rmse(table["wait_pred_s"].to_numpy(), table["wait_s"].to_numpy())
+    assert got.rmse_run_s == _rmse(table["run_pred_s"].to_numpy(), table["run_s"].to_numpy())
+    outcome, sent = _scenario(speed, got.cutoff, frame["requested_procs"].to_numpy()[15:35], table["wait_s"].to_numpy(),
+                              table["run_s"].to_numpy(), table["wait_pred_s"].to_numpy(),
+                              table["run_pred_s"].to_numpy(), table["wait_std_s"].to_numpy() ** 2)
+    assert got.scenarios == [outcome] and table["cloud[linear:0.5]"].tolist() == sent.tolist()
+    # the first query knows no label: its prediction is 0
+    assert (table["run_pred_s"] >= 0).all() and np.isfinite(table["wait_pred_s"]).all()
+    assert set(got.cutoff_points.columns) == {"scenario", "s", "variance", "hit"}
+
+
+def test_a_small_evaluation_with_the_default_k_width_and_cutoff() -> None:
+    got = evaluate(_small_frame(), [LinearSpeed(0.5)], protocol=Protocol(tune=6, skip=15, evaluate=20))
+    assert (got.settings["k"], got.settings["width"], got.settings["promises"]) == (20, 0.1, False)
+    assert got.settings.get("cutoff_not_used", "") != "--no-cutoff" and "searched" not in got.settings
+    assert "rmse_wait_promises_alone_s" not in got.settings and "promised_wait_s" not in got.jobs

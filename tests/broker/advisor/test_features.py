@@ -108,3 +108,93 @@ def test_the_replay_matches_a_brute_force_count_on_kth() -> None:
     for name, values in expected.items():
         np.testing.assert_array_equal(frame[name].to_numpy(), values, err_msg=name)
     assert frame["queue_size"].max() > 5 and (frame["remaining_work"] > 0).mean() > 0.5  # a busy stretch
+
+
+# processors: allocated, else requested (held); requested, else allocated (requested_procs)
+PROCS_LINES = [
+    " 1 0 0 100  -1 -1 -1  2 100 -1 1 1 1 -1 1 -1 -1 -1",  # no allocation: holds its 2 requested
+    " 2 1 0 100   0 -1 -1  3 100 -1 1 1 1 -1 1 -1 -1 -1",  # an allocation of 0 is none: holds 3
+    " 3 2 0 100   1 -1 -1  4 100 -1 1 1 1 -1 1 -1 -1 -1",  # allocated 1 of 4 requested: holds 1
+    " 4 3 0 100   2 -1 -1 -1 100 -1 1 1 1 -1 1 -1 -1 -1",  # no request: requested_procs is the allocation
+    " 5 4 0 100   2 -1 -1  0 100 -1 1 1 1 -1 1 -1 -1 -1",  # a request of 0 is none
+    " 6 5 0 100   2 -1 -1  1 100 -1 1 1 1 -1 1 -1 -1 -1",  # requested 1, allocated 2
+    " 7 6 0   1   1 -1 -1  1   1 -1 1 -1 -1 -1 -1 -1 -1 -1",  # no user, group or queue: -1 each
+    " 8 7 0  -1   1 -1 -1  1 100 -1 1 1 1 -1 1 -1 -1 -1",  # no run time: removed
+    " 9 8 0 100  -1 -1 -1 -1 100 -1 1 1 1 -1 1 -1 -1 -1",  # no processor count at all: removed
+    "10 9 0 100   0 -1 -1  0 100 -1 1 1 1 -1 1 -1 -1 -1",  # 0 allocated and 0 requested: removed
+    "11 -1 0 100  1 -1 -1  1 100 -1 1 1 1 -1 1 -1 -1 -1",  # no submit time: removed
+]
+
+
+def _features(tmp_path: Path, lines: list[str], max_procs: int, **kwargs):
+    path = tmp_path / "t.swf"
+    path.write_text(f"; MaxProcs: {max_procs}\n" + "\n".join(lines) + "\n")
+    trace = read_swf(path).frame
+    return trace, *submission_features(trace, max_procs=max_procs, **kwargs)
+
+
+def test_processors_held_and_requested_fall_back_on_each_other_and_unknown_jobs_are_removed(tmp_path: Path) -> None:
+    _, frame, report = _features(tmp_path, PROCS_LINES, 16)
+    assert frame["job_id"].tolist() == [1, 2, 3, 4, 5, 6, 7]
+    assert frame["requested_procs"].tolist() == [2, 3, 4, 2, 2, 1, 1]
+    # each job starts at its submission and holds 2, 3, 1, 2, 2, 2 processors of 16
+    assert frame["free_procs"].tolist() == [16, 14, 11, 10, 8, 6, 4]
+    assert frame[["user", "group", "queue"]].iloc[6].tolist() == [-1, -1, -1]
+    assert report.removed == {"submit time unknown": 1, "wait time unknown": 0, "run time unknown": 1,
+                              "processors unknown": 2, "wider than the machine's 16 processors": 0}
+    assert (report.read, report.kept, report.kept_flagged) == (11, 7, {
+        "requested time unknown (its work counts as 0)": 0})
+
+
+# requested times: none, 0 (none either), 1 (the shortest real one) and longer; 4 processors
+REQUEST_LINES = [
+    "1  0  0 50 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1",  # runs 0..50, no request: no remaining work
+    "2  0  0 50 1 -1 -1 1  0 -1 1 1 1 -1 1 -1 -1 -1",  # the same with a request of 0
+    "3  0  0 50 1 -1 -1 1  1 -1 1 1 1 -1 1 -1 -1 -1",  # its request runs out at 1
+    "4  0  0 50 1 -1 -1 1 30 -1 1 1 1 -1 1 -1 -1 -1",  # its request runs out at 30
+    "5 10 90 10 2 -1 -1 2 -1 -1 1 1 1 -1 1 -1 -1 -1",  # queued 10..100, no request: queued work 0
+    "6 10 90 10 1 -1 -1 1  1 -1 1 1 1 -1 1 -1 -1 -1",  # queued 10..100, 1 x 1 of queued work
+    "7 20 80 10 1 -1 -1 1  5 -1 1 1 1 -1 1 -1 -1 -1",
+]
+
+
+def test_a_request_of_0_is_no_request_and_one_of_1_counts_by_hand(tmp_path: Path) -> None:
+    _, frame, report = _features(tmp_path, REQUEST_LINES, 4)
+    np.testing.assert_array_equal(frame["requested_time_s"], [np.nan, np.nan, 1, 30, np.nan, 1, 5])
+    assert frame["queue_size"].tolist() == [0, 0, 0, 0, 0, 1, 2]
+    assert frame["queued_work"].tolist() == [0, 0, 0, 0, 0, 0, 1]
+    # at 0 job 3's 1 s of request is left; at 10 and 20 only job 4's (30 - t), job 3's having run out at 1
+    assert frame["remaining_work"].tolist() == [0, 0, 0, 1, 20, 20, 10]
+    assert frame["free_procs"].tolist() == [4, 3, 2, 1, 0, 0, 0]
+    assert report.kept_flagged == {"requested time unknown (its work counts as 0)": 3}
+
+
+def test_the_clock_starts_at_unix_start_in_utc_when_no_zone_is_given(tmp_path: Path) -> None:
+    # 1970-01-05 01:00 UTC is a Monday (weekday 0); the submissions are at 0, 10 and 20 s after it
+    _, frame, _ = _features(tmp_path, REQUEST_LINES, 4, unix_start=4 * 86400 + 3600)
+    assert frame["weekday"].tolist() == [0] * 7
+    assert frame["time_of_day_s"].tolist() == [3600 + s for s in (0, 0, 0, 0, 10, 10, 20)]
+
+
+def test_a_one_processor_machine_is_a_machine(tmp_path: Path) -> None:
+    lines = ["1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1", "2 5 5 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1"]
+    _, frame, _ = _features(tmp_path, lines, 1)
+    assert frame["free_procs"].tolist() == [1, 0] and frame["remaining_work"].tolist() == [0, 5]
+
+
+def test_jobs_submitted_at_one_instant_keep_the_traces_order(tmp_path: Path) -> None:
+    submits = [(7 * i) % 5 for i in range(60)]  # out of order, twelve jobs at each instant
+    lines = [f"{i + 1} {s} 0 1 1 -1 -1 1 1 -1 1 1 1 -1 1 -1 -1 -1" for i, s in enumerate(submits)]
+    _, frame, _ = _features(tmp_path, lines, 4)
+    expected = [job for _, job in sorted((s, i + 1) for i, s in enumerate(submits))]  # Python's sort is stable
+    assert frame["job_id"].tolist() == expected
+
+
+def test_integer_ids_and_float_numbers_whatever_the_traces_column_types(tmp_path: Path) -> None:
+    trace, frame, _ = _features(tmp_path, PROCS_LINES, 16)  # every kept job has a requested time
+    assert frame["job_id"].dtype == np.int64 and all(frame[c].dtype == np.int64 for c in ("user", "group", "queue"))
+    floats = [c for c in frame.columns if c not in ("job_id", "user", "group", "queue")]
+    assert [frame[c].dtype for c in floats] == [np.float64] * len(floats)
+    # the same trace in plain float columns (NaN for unknown) gives the same frame, types included
+    again, _ = submission_features(trace.astype("float64"), max_procs=16)
+    pd.testing.assert_frame_equal(again, frame)

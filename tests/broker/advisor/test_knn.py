@@ -75,3 +75,83 @@ def test_bad_parameters_are_refused_at_fit(bad: dict) -> None:
                           HeomEmbedding(categorical=[0])])
 def test_scikit_learn_estimator_checks(estimator, check) -> None:
     check(estimator)
+
+
+def test_single_precision_distances_are_weighed_in_double_precision() -> None:
+    d = np.array([[0.5, 1.0, 2.0]])  # exact in single precision too
+    kernel = np.exp(-((d / 1.5) ** 2))
+    np.testing.assert_allclose(stable_weights(d.astype(np.float32), 1.5), kernel / kernel.sum(), rtol=1e-14)
+
+
+def test_one_row_may_be_given_as_a_flat_array() -> None:
+    # two neighbours, whatever their weights: the mean between them and the variance (l0 - l1)^2 / 2
+    v = stable_weights(np.array([0.0, 1.0]), 1.0)  # 1 and e^-1, normalised
+    np.testing.assert_allclose(v, [1 / (1 + math.exp(-1)), math.exp(-1) / (1 + math.exp(-1))], rtol=1e-15)
+    mean, variance = weighted_variance(np.array([10.0, 20.0]), v)
+    assert mean == pytest.approx(10 + 10 * v[1], rel=1e-15) and variance == pytest.approx(50.0, rel=1e-12)
+
+
+def test_labels_given_as_python_objects_are_learnt_as_numbers() -> None:
+    X = np.array([[0.0], [1.0], [10.0]])
+    model = KernelKNN(n_neighbors=2, width=10.0).fit(X, np.array([10, 20, 1000], dtype=object))
+    mean, std = model.predict(np.array([[0.5]]), return_std=True)  # rows 0 and 1, at equal distance
+    assert mean.dtype == np.float64 and (mean[0], std[0]) == (15.0, math.sqrt(50.0))
+
+
+@pytest.mark.parametrize(("bad", "words"), [({"n_neighbors": 0}, "n_neighbors must be an integer >= 1, got 0"),
+                                            ({"n_neighbors": -3}, "n_neighbors must be an integer >= 1, got -3"),
+                                            ({"n_neighbors": 2.5}, "n_neighbors must be an integer >= 1, got 2.5"),
+                                            ({"width": 0.0}, "width must be a finite number > 0, got 0.0"),
+                                            ({"width": math.inf}, "width must be a finite number > 0, got inf")])
+def test_bad_parameters_are_named_in_the_refusal(bad: dict, words: str) -> None:
+    with pytest.raises(ValueError, match=f"^{words}$"):
+        KernelKNN(**bad).fit(np.zeros((4, 2)), np.arange(4.0))
+
+
+def test_a_refused_fit_leaves_the_estimator_unfitted() -> None:
+    from sklearn.exceptions import NotFittedError
+
+    model = KernelKNN(n_neighbors=0)
+    with pytest.raises(ValueError):
+        model.fit(np.zeros((4, 2)), np.arange(4.0))
+    with pytest.raises(NotFittedError):
+        model.predict(np.zeros((1, 2)))
+
+
+def test_prediction_refuses_columns_other_than_those_it_learnt() -> None:
+    import pandas as pd
+
+    model = KernelKNN(n_neighbors=2).fit(pd.DataFrame({"a": [0.0, 1.0, 2.0], "b": [5.0, 6.0, 7.0]}), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="feature names should match"):
+        model.predict(pd.DataFrame({"b": [5.0], "a": [0.0]}))
+
+
+def test_each_number_is_divided_by_its_own_range_and_a_constant_one_counts_for_nothing() -> None:
+    # ranges 10 and 0.5 in fitting; column 2 is constant there (range 0), so it never adds to a distance
+    X = np.array([[0.0, 0.0, 4.0], [10.0, 0.5, 4.0]])
+    embedding = HeomEmbedding().fit(X)
+    a, b = embedding.transform(np.array([[0.0, 0.0, 4.0], [10.0, 0.5, 1000.0]]))
+    assert np.linalg.norm(a - b) == pytest.approx(math.sqrt(1.0 + 1.0), rel=1e-15)
+    assert embedding.transform(np.array([[5.0, 0.25, -3.0]])).tolist() == [[0.5, 0.5, 0.0]]
+
+
+@pytest.mark.parametrize(("bad", "words"), [
+    ({"feature_weights": [1.0, None]}, "feature_weights must be 2 finite numbers >= 0, got [1.0, None]"),
+    ({"categorical": [2]}, "categorical columns must lie in 0..1, got [2]"),
+    ({"categorical": [-1]}, "categorical columns must lie in 0..1, got [-1]")])
+def test_bad_embedding_parameters_are_named_in_the_refusal(bad: dict, words: str) -> None:
+    with pytest.raises(ValueError, match="^" + words.replace("[", r"\[").replace("]", r"\]") + "$"):
+        HeomEmbedding(**bad).fit(np.zeros((3, 2)))
+
+
+def test_an_embedding_refuses_what_it_was_not_fitted_for() -> None:
+    from sklearn.exceptions import NotFittedError
+
+    failed = HeomEmbedding(feature_weights=[-1.0, 1.0])
+    with pytest.raises(ValueError):
+        failed.fit(np.zeros((3, 2)))
+    with pytest.raises(NotFittedError):  # a refused fit leaves it unfitted
+        failed.transform(np.zeros((1, 2)))
+    embedding = HeomEmbedding(categorical=[1]).fit(np.array([[0.0, 1.0], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match="X has 3 features, but HeomEmbedding is expecting 2 features"):
+        embedding.transform(np.zeros((1, 3)))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
+from broker.advisor import online
 from broker.advisor.features import CATEGORIES, NUMBERS, known, submission_features
 from broker.advisor.knn import HeomEmbedding, stable_weights, weighted_variance
 from broker.advisor.online import first_known, predict_as_submitted
@@ -93,3 +94,61 @@ def test_bad_arguments_are_refused(kth) -> None:
         predict_as_submitted(embedded, y, first, np.array([5, 3]), n_neighbors=3, width=1.0)
     with pytest.raises(ConfigError, match="n_neighbors"):
         predict_as_submitted(embedded, y, first, np.array([5]), n_neighbors=0, width=1.0)
+
+
+# four rows on a line, each known from the next query on; row 3 (at 0.5) is as far from row 0 as from row 1
+LINE = np.array([[0.0], [1.0], [3.0], [0.5]])
+LINE_LABELS = np.array([10.0, 20.0, 40.0, 99.0])
+
+
+@pytest.mark.parametrize("rebuild_every", [1, 2, 256])
+def test_predictions_on_a_line_by_hand(rebuild_every: int) -> None:
+    first = np.arange(4) + 1
+    got = predict_as_submitted(LINE, LINE_LABELS, first, np.arange(4), n_neighbors=5, width=1.0,
+                               rebuild_every=rebuild_every)
+    assert got.queries.tolist() == [0, 1, 2, 3] and got.known.tolist() == [0, 1, 2, 3]
+    assert np.isnan(got.mean[0]) and got.std[0] == np.inf  # no past
+    # one known row (k = 5 asks for more): its label, and no spread to speak of; rows 1..3 are not yet known
+    assert (got.mean[1], got.std[1]) == (10.0, np.inf)
+    # rows 0 and 1 at 3 and 2: weights e^-9 and e^-4 (normalised); two labels 10 apart: variance 10^2 / 2
+    v0 = 1 / (1 + np.exp(5.0))
+    assert got.mean[2] == pytest.approx(20 - 10 * v0, rel=1e-12) and got.std[2] == pytest.approx(50**0.5, rel=1e-12)
+    # rows 0, 1, 2 at 0.5, 0.5 and 2.5: kernel terms 1, 1, e^-6 once shifted by the nearest
+    assert got.mean[3] == pytest.approx((10 + 20 + 40 * np.exp(-6.0)) / (2 + np.exp(-6.0)), rel=1e-12)
+
+
+@pytest.mark.parametrize("rebuild_every", [1, 256])
+def test_one_neighbour_and_a_tie_goes_to_the_earlier_row(rebuild_every: int) -> None:
+    got = predict_as_submitted(LINE, LINE_LABELS, np.arange(4) + 1, np.array([3]), n_neighbors=1, width=1.0,
+                               rebuild_every=rebuild_every)
+    assert (got.mean[0], got.std[0], got.known[0]) == (10.0, np.inf, 3)  # rows 0 and 1 both 0.5 away: row 0
+
+
+@pytest.mark.parametrize(("k", "width", "every"), [(0, 1.0, 1), (1, 0.0, 1), (1, -1.0, 5), (1, 1.0, 0)])
+def test_a_neighbour_a_positive_width_and_a_rebuild_step_are_needed(k: int, width: float, every: int) -> None:
+    with pytest.raises(ConfigError, match=r"^need n_neighbors >= 1, width > 0 and rebuild_every >= 1$"):
+        predict_as_submitted(LINE, LINE_LABELS, np.arange(4) + 1, np.array([3]), n_neighbors=k, width=width,
+                             rebuild_every=every)
+
+
+def test_a_query_may_be_asked_twice_but_not_out_of_order() -> None:
+    got = predict_as_submitted(LINE, LINE_LABELS, np.arange(4) + 1, np.array([2, 2]), n_neighbors=5, width=1.0)
+    assert got.queries.tolist() == [2, 2] and got.mean[0] == got.mean[1] == pytest.approx(20 - 10 / (1 + np.exp(5.0)))
+    with pytest.raises(ConfigError, match=r"^queries must be in ascending order$"):
+        predict_as_submitted(LINE, LINE_LABELS, np.arange(4) + 1, np.array([3, 2]), n_neighbors=5, width=1.0)
+
+
+def test_the_searches_run_on_one_openmp_thread_whatever_the_callers_limit(monkeypatch) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen: list[int] = []
+    inner = online._predict
+
+    def spy(*args):
+        seen.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "openmp")
+        return inner(*args)
+
+    monkeypatch.setattr(online, "_predict", spy)
+    with threadpool_limits(limits=2, user_api="openmp"):
+        got = predict_as_submitted(LINE, LINE_LABELS, np.arange(4) + 1, np.array([3]), n_neighbors=1, width=1.0)
+    assert got.mean.tolist() == [10.0] and seen and set(seen) == {1}

@@ -53,3 +53,32 @@ def test_a_job_number_twice_or_a_job_the_replay_lacks_is_refused():
     wide = _trace([*HAND, (14, 30, 10, 3, 10)])  # wider than the machine: not in the replay
     with pytest.raises(InputError, match="job 14 has no promise"):
         promised_waits(wide, np.array([14]), max_procs=2)
+
+
+def test_a_refusal_names_the_first_clash_or_the_first_missing_job_and_counts_it() -> None:
+    # 11 three times and 12 twice among 7 rows: the first clash (11) is named, with its own count (not the others')
+    clashes = _trace([*HAND, (11, 30, 10, 1, 10), (11, 40, 10, 1, 10), (12, 50, 10, 1, 10), (13, 60, 10, 1, 10)])
+    with pytest.raises(InputError, match=r"^job number 11 appears 3 times in the trace: promises join by job number, "
+                                         r"which must be unique$"):
+        promised_waits(clashes, np.array([10, 12, 11]), max_procs=2)
+    with pytest.raises(InputError, match=r"^job number 12 appears 2 times in the trace"):
+        promised_waits(clashes, np.array([10, 12]), max_procs=2)
+    # job numbers given as floats (a column with NaN elsewhere) join, and are named, as integers
+    with pytest.raises(InputError, match=r"^job number 12 appears 2 times in the trace"):
+        promised_waits(clashes, np.array([10.0, 12.0]), max_procs=2)
+    assert promised_waits(_trace(HAND), np.array([12.0, 11.0]), max_procs=2).tolist() == [130.0, 90.0]
+    # two jobs the replay lacks (wider than the machine): the first asked for is named
+    wide = _trace([*HAND, (14, 30, 10, 3, 10), (15, 40, 10, 3, 10)])
+    with pytest.raises(InputError, match=r"^job 15 has no promise: the conservative replay does not have it$"):
+        promised_waits(wide, np.array([10, 15, 14]), max_procs=2)
+
+
+def test_with_promises_fills_the_first_rows_and_leaves_the_rest_nan() -> None:
+    from broker.advisor.promises import PROMISE, with_promises
+
+    frame = pd.DataFrame({"job_id": [10, 11, 12], "x": [1, 2, 3]})
+    got = with_promises(frame, _trace(HAND), 2, 2)
+    assert PROMISE == "promised_wait_s" and list(got.columns) == ["job_id", "x", "promised_wait_s"]
+    assert got[PROMISE].tolist()[:2] == [0.0, 90.0] and np.isnan(got[PROMISE].iloc[2])
+    assert got["x"].tolist() == [1, 2, 3] and PROMISE not in frame  # a new frame
+    assert with_promises(frame, _trace(HAND), 2, 3)[PROMISE].tolist() == [0.0, 90.0, 130.0]
