@@ -51,10 +51,15 @@ def predict_boosted(X: np.ndarray, labels: np.ndarray, first: np.ndarray, querie
     return OnlinePredictions(queries, mean, std, sizes)
 
 
+def random_state(seed: int) -> int:
+    """The model's ``random_state`` for ``seed``: scikit-learn takes one below ``2**32``; a cell's seed has 63 bits."""
+    return int(np.random.SeedSequence(seed).generate_state(1)[0])
+
+
 def _model(loss: str, quantile: float | None, categorical: np.ndarray, seed: int,
            max_iter: int) -> HistGradientBoostingRegressor:
     extra = {"quantile": quantile} if quantile is not None else {}
-    return HistGradientBoostingRegressor(loss=loss, categorical_features=categorical, random_state=seed,
+    return HistGradientBoostingRegressor(loss=loss, categorical_features=categorical, random_state=random_state(seed),
                                          max_iter=max_iter, early_stopping=False, **extra)
 
 

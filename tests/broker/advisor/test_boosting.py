@@ -121,7 +121,7 @@ def test_the_three_models_mean_and_two_quantiles_native_categories_seeded_no_ear
     assert (got.mean.tolist(), got.std.tolist()) == ([10.0], [2.0])  # half of 8 - 4
     assert [m.params.pop("categorical_features").tolist() for m in recorded] == [[True, False]] * 3
     assert [m.params for m in recorded] == [
-        {"loss": loss, "random_state": 7, "max_iter": 3, "early_stopping": False, **extra}
+        {"loss": loss, "random_state": boosting.random_state(7), "max_iter": 3, "early_stopping": False, **extra}
         for loss, extra in (("squared_error", {}), ("quantile", {"quantile": LOW}), ("quantile", {"quantile": HIGH}))]
     assert [m.rows for m in recorded] == [5, 5, 5]
     # rows 0..4 as the models see them: categories 1000, 2000, 3000, 1000, 2000 coded by first appearance
@@ -132,7 +132,8 @@ def test_the_defaults_refit_every_500_queries_from_50_known_rows_seed_0_and_100_
     X, y, first = np.zeros((600, 2)), np.zeros(600), np.arange(600) + 1
     got = predict_boosted(X, y, first, np.arange(501), [])  # blocks 0..499 (no past at 0) and 500
     assert np.isnan(got.mean[:500]).all() and got.mean[500] == 10.0
-    assert [(m.rows, m.params["random_state"], m.params["max_iter"]) for m in recorded] == [(500, 0, 100)] * 3
+    expected = [(500, boosting.random_state(0), 100)] * 3
+    assert [(m.rows, m.params["random_state"], m.params["max_iter"]) for m in recorded] == expected
     recorded.clear()
     assert predict_boosted(X, y, first, np.array([50]), []).mean[0] == 10.0 and [m.rows for m in recorded] == [50] * 3
     assert np.isnan(predict_boosted(X, y, first, np.array([49]), []).mean[0])
@@ -141,3 +142,12 @@ def test_the_defaults_refit_every_500_queries_from_50_known_rows_seed_0_and_100_
 def test_past_254_categories_share_the_last_code() -> None:
     X = np.column_stack([np.arange(300.0, 0.0, -1.0)])  # 300 values, first seen in descending order
     assert _codes(X, np.array([True]))[:, 0].tolist() == list(range(254)) + [254] * 46
+
+
+def test_any_seed_the_sweep_runner_gives_is_taken(problem) -> None:
+    # cells get 63-bit seeds; scikit-learn takes a random_state below 2**32: the seed is mapped into that range
+    X, y, first = problem
+    big = predict_boosted(X, y, first, np.array([700, 800]), [0], seed=2**63 - 1, max_iter=5)
+    assert np.isfinite(big.mean).all()
+    assert boosting.random_state(2**63 - 1) == int(np.random.SeedSequence(2**63 - 1).generate_state(1)[0])
+    assert boosting.random_state(7) != boosting.random_state(8) and 0 <= boosting.random_state(2**40) < 2**32
