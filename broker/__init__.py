@@ -16,7 +16,12 @@ One import for notebooks, scripts and the README::
 - Every world returns a :class:`Result` (``summary``, ``jobs``, ``instances``) and takes a
   :class:`Recorder` (:class:`MemoryRecorder` keeps records); sweeps go through :func:`run_sweep`.
 
-Names are imported on first use, so ``import broker`` (and the CLI) stays fast.
+- Elastic provisioning (:mod:`broker.elastic`): :func:`run_elastic` with a policy of :data:`ELASTIC_POLICIES`
+  on a :class:`PoolConfig`; the Gymnasium environment ``cloudbroker/Elastic-v0``.
+
+Names are imported on first use, so ``import broker`` (and the CLI) stays fast. Importing it
+registers the ``cloudbroker/`` Gymnasium environments (:mod:`broker.envs`), without importing
+Gymnasium before it is used.
 """
 
 from __future__ import annotations
@@ -50,11 +55,15 @@ _EXPORTS = {
     "Result": "broker.sim.result",
     "Recorder": "broker.sim.recorder", "MemoryRecorder": "broker.sim.recorder",
     "run_sweep": "broker.sweep", "cells": "broker.sweep",
+    "run_elastic": "broker.elastic.simulate", "ELASTIC_POLICIES": "broker.elastic.simulate",
+    "PoolConfig": "broker.elastic.world", "ElasticSummary": "broker.elastic.metrics",
+    "SarsaConfig": "broker.elastic.sarsa",
 }
 
 __all__ = [
     "CLUSTER_POLICIES",
     "COH_POLICIES",
+    "ELASTIC_POLICIES",
     "LEASING_POLICIES",
     "CloudTerms",
     "ClusterPolicy",
@@ -63,12 +72,14 @@ __all__ = [
     "CohSummary",
     "Constant",
     "Demand",
+    "ElasticSummary",
     "EngineConfig",
     "EpsilonGreedy",
     "HybridWorld",
     "IppConfig",
     "LeasingResult",
     "MemoryRecorder",
+    "PoolConfig",
     "PriceBook",
     "Prices",
     "QLearning",
@@ -76,6 +87,7 @@ __all__ = [
     "Recorder",
     "ReservationPlan",
     "Result",
+    "SarsaConfig",
     "SimulationConfig",
     "balance",
     "balance_over_time",
@@ -90,6 +102,7 @@ __all__ = [
     "plan_reservations",
     "replay_demand",
     "run_constant",
+    "run_elastic",
     "run_leasing",
     "run_sweep",
     "simulate",
@@ -105,6 +118,10 @@ if TYPE_CHECKING:
     from broker.coh.config import COH_POLICIES, CohConfig, EngineConfig, IppConfig, SimulationConfig
     from broker.coh.metrics import CohSummary
     from broker.coh.simulate import simulate
+    from broker.elastic.metrics import ElasticSummary
+    from broker.elastic.sarsa import SarsaConfig
+    from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
+    from broker.elastic.world import PoolConfig
     from broker.hybrid.metrics import LeasingResult, balance, cumulative_balance
     from broker.hybrid.plots import balance_over_time, balance_vs_v
     from broker.hybrid.policies import (
@@ -137,3 +154,8 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+from broker import envs as _envs  # noqa: E402 (after the exports: registering needs none of them)
+
+_envs.install()

@@ -1,7 +1,8 @@
 """The ``cloudbroker`` command line: one module per command, imported only when its command runs.
 
 The modules: :mod:`broker.cli.trace`, :mod:`~broker.cli.simulate`, :mod:`~broker.cli.plan`,
-:mod:`~broker.cli.leasing`, :mod:`~broker.cli.cluster` and :mod:`~broker.cli.advise`.
+:mod:`~broker.cli.leasing`, :mod:`~broker.cli.cluster`, :mod:`~broker.cli.advise` and
+:mod:`~broker.cli.elastic`.
 ``cloudbroker --help`` lists the commands from :data:`COMMANDS` without importing numpy, a solver or a
 plotting library. Output goes to stdout (a table, or one JSON object with ``--json``); progress bars and
 log messages go to stderr, and a progress bar is shown only on a terminal.
@@ -54,6 +55,9 @@ COMMANDS: dict[str, CommandRef] = {
                           "A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6)."),
     "advise": CommandRef("broker.cli.advise:advise_app",
                          "Run here or in the cloud: the placement advisor over a trace, against the oracle."),
+    "elastic": CommandRef("broker.cli.elastic:elastic_app",
+                          "A pool of cores for grid jobs: which job runs next and how many cores to rent "
+                          "(the elastic RL paper)."),
 }
 
 

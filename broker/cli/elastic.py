@@ -1,0 +1,279 @@
+"""``cloudbroker elastic``: a pool of cores for one-core grid jobs, rigid or elastic (the elastic RL paper, SPEC §6).
+
+One run prints the paper's figures (responsiveness per class, interactive queueing, utilization,
+cores) beside the log's own schedule; ``elastic sweep`` runs modes x policies x lambda x estimates x
+seeds through the sweep runner and writes the table (and the log's own schedule as a ``native``
+row).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from broker.cli import inputs
+from broker.cli.console import out
+
+elastic_app = typer.Typer(help="A pool of cores for grid jobs: which job runs next and how many cores to rent "
+                               "(the elastic RL paper).", invoke_without_command=True)
+
+MAX_CORES = 1_000_000
+#: The figures a run prints, with the log's own beside them.
+SHOWN = ("w_interactive_mean", "w_interactive_std", "w_batch_mean", "w_batch_std", "wait_interactive_mean_s",
+         "share_interactive_wait_over_120s", "share_interactive_w_over_0_9", "share_batch_w_over_0_9",
+         "fairness_mean")
+
+
+def _window_options(first_day: float, days: float | None) -> None:
+    if not (math.isfinite(first_day) and first_day >= 0):
+        raise typer.BadParameter(f"--first-day must be a finite number of days >= 0, got {first_day}")
+    if days is not None and not (math.isfinite(days) and days > 0):
+        raise typer.BadParameter(f"--days must be a finite number > 0, got {days}")
+
+
+def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit_jobs: int | None,
+          lenient: bool) -> tuple[Any, dict[str, Any]]:
+    """The window's one-core jobs and the view's counts (refused when none is left)."""
+    from workloads.cores import cores_view
+
+    if parallel not in ("expand", "one"):
+        raise typer.BadParameter("--parallel must be expand or one")
+    swf = inputs.trace(trace, lenient)
+    jobs, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
+                              origin=float(swf.header.unix_start_time or 0))
+    counts = inputs.kept(report, len(jobs), trace)
+    if first_day or days is not None:
+        jobs = jobs.window(float(jobs.submit[0]) + first_day * 86400.0, (days or math.inf) * 86400.0)
+    if limit_jobs is not None:
+        jobs = jobs.head(limit_jobs)
+    if not len(jobs):
+        from workloads.errors import ConfigError
+
+        raise ConfigError(f"{trace}: no job submitted in the window (--first-day {first_day:g}, --days {days})")
+    return jobs, counts
+
+
+@elastic_app.callback()
+def elastic_cmd(
+    ctx: typer.Context,
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. LPC-EGEE-2004-1.2-cln).")] = None,
+    mode: Annotated[str, typer.Option(help="rigid (a fixed pool) or elastic (the policy sizes it).")] = "rigid",
+    policy: Annotated[str, typer.Option(help="sarsa (the learner), fcfs, sjf, edf (orders; on an elastic pool with "
+                                             "the threshold autoscaler) or threshold (elastic only).")] = "sarsa",
+    cores: Annotated[int, typer.Option(min=1, max=MAX_CORES, help="The rigid pool's cores, or the elastic "
+                                                                  "pool's first size.")] = 81,
+    lam: Annotated[float, typer.Option("--lambda", min=0, max=1, callback=inputs.finite,
+                                       help="Weight of responsiveness in the reward (rigid: against fairness; "
+                                            "elastic: against utilization).")] = 0.5,
+    estimate: Annotated[str, typer.Option(help="Run times known in advance (oracle) or the class median over "
+                                               "the last 1000 completions (median).")] = "oracle",
+    min_cores: Annotated[int, typer.Option(min=1, max=MAX_CORES, help="Elastic: never fewer cores.")] = 30,
+    max_cores: Annotated[int | None, typer.Option(min=1, max=MAX_CORES, help="Elastic: never more cores "
+                                                                             "(default: twice --cores).")] = None,
+    hold: Annotated[float, typer.Option(min=0, max=1e9, callback=inputs.finite,
+                                        help="Elastic: seconds a size holds before it may change.")] = 900.0,
+    levels: Annotated[int, typer.Option(min=1, max=1000, help="Pool sizes the learner chooses among.")] = 17,
+    pretrain: Annotated[int, typer.Option(min=1, max=10**9, help="Decisions taken by EDF while the learner "
+                                                                 "watches, before it decides.")] = 1000,
+    retrain_every: Annotated[int, typer.Option(min=1, max=10**9, help="Decisions between re-trainings of the "
+                                                                      "learner's readout.")] = 500,
+    first_day: Annotated[float, typer.Option(help="Start of the window: days after the first job.")] = 0.0,
+    days: Annotated[float | None, typer.Option(help="Length of the window in days (default: to the end).")] = None,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
+    parallel: Annotated[str, typer.Option(help="A job of p processors: p one-core jobs (expand) or one (one).")]
+    = "expand",
+    trim: Annotated[int, typer.Option(min=0, max=10**9, help="Jobs left out of the statistics at each end.")] = 500,
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of the learner.")] = 0,
+    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write the jobs and pool tables, summary.json and "
+                                                 "the figures here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
+    force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Replay a trace's jobs on a rigid or elastic pool of cores; `elastic sweep` for grids."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if trace is None:
+        raise typer.BadParameter("--trace is required")
+    from broker.elastic.estimate import ESTIMATES
+    from broker.elastic.metrics import native_figures
+    from broker.elastic.sarsa import SarsaConfig
+    from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
+    from broker.elastic.world import PoolConfig
+
+    if mode not in ("rigid", "elastic"):
+        raise typer.BadParameter("--mode must be rigid or elastic")
+    if policy not in ELASTIC_POLICIES:
+        raise typer.BadParameter(f"--policy must be one of {', '.join(ELASTIC_POLICIES)}")
+    if policy == "threshold" and mode != "elastic":
+        raise typer.BadParameter("--policy threshold sizes an elastic pool: add --mode elastic")
+    if estimate not in ESTIMATES:
+        raise typer.BadParameter(f"--estimate must be one of {', '.join(ESTIMATES)}")
+    _window_options(first_day, days)
+    pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=max_cores, hold_s=hold,
+                      estimate=estimate)
+    sarsa = SarsaConfig(pretrain=pretrain, retrain_every=retrain_every, levels=levels)
+    inputs.output_dir(out_dir, "--out", force=force)
+    fmt_ = inputs.table_format(fmt)
+    started = time.perf_counter()
+    jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient)
+    with inputs.progress("elastic", len(jobs)) as recorder:
+        result = run_elastic(jobs, pool, policy, lam=lam, seed=seed, sarsa=sarsa, trim=trim, recorder=recorder)
+    native, native_undefined, without_wait = native_figures(jobs, pool.interactive_s, trim)
+    payload = {"trace": trace, **counts, "first_day": first_day, "days": days, "parallel": parallel,
+               **result.summary.to_dict(), "seed": seed, "hold_s": hold,
+               "sarsa": sarsa.to_dict() if policy == "sarsa" else None,
+               "native": {**native, "jobs_without_wait": without_wait, "undefined": native_undefined},
+               "wall_s": round(time.perf_counter() - started, 3)}
+    if out_dir is not None:
+        from broker.cli.files import write_result
+
+        write_result(result, out_dir, fmt=fmt_, summary=payload)
+        _figures(result, out_dir, f"{policy} on {Path(trace).name} ({mode}, {cores} cores)")
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
+        return
+    _print_run(payload)
+
+
+def _figures(result: Any, out_dir: Path, title: str) -> None:
+    from broker.elastic import plots  # matplotlib, imported only when a figure is drawn
+
+    plots.cores_and_utilization({result.summary.policy: (result.jobs, result.instances)}, title=title).savefig(
+        out_dir / "pool.png", dpi=110)
+    plots.responsiveness_cdf({result.summary.policy: result.jobs}, title=title).savefig(
+        out_dir / "responsiveness.png", dpi=110)
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
+
+
+def _print_run(payload: dict[str, Any]) -> None:
+    table = Table(title=f"{payload['policy']} on {payload['trace']}: {payload['mode']} pool, {payload['cores']} cores, "
+                        f"lambda {payload['lam']:g}, {payload['estimate']} run times")
+    for col in ("figure", "this run", "the log's own schedule"):
+        table.add_column(col, justify="left" if col == "figure" else "right")
+    for key in SHOWN:
+        table.add_row(key, _number(payload[key]), _number(payload["native"][key]))
+    for key in ("utilization", "mean_cores", "peak_cores", "core_hours", "jobs", "jobs_counted", "decisions",
+                "wall_s"):
+        table.add_row(key, _number(payload[key]), "")
+    out.print(table)
+
+
+def _names(text: str, option: str, known: tuple[str, ...]) -> list[str]:
+    values = list(dict.fromkeys(v.strip() for v in text.split(",")))
+    bad = [v for v in values if v not in known]
+    if bad:
+        raise typer.BadParameter(f"{option} takes {', '.join(known)} (comma-separated), got {bad[0]!r}")
+    return values
+
+
+def _lambdas(text: str) -> list[float]:
+    values = []
+    for v in (v.strip() for v in text.split(",")):
+        try:
+            number = float(v)
+        except ValueError:
+            number = math.nan
+        if not 0 <= number <= 1:
+            raise typer.BadParameter(f"--lambda takes numbers in [0, 1] (comma-separated), got {v!r}")
+        values.append(number)
+    return list(dict.fromkeys(values))
+
+
+@elastic_app.command("sweep")
+def elastic_sweep_cmd(
+    trace: Annotated[str, typer.Option(help="SWF file path (workers read it) or registry name.")],
+    mode: Annotated[str, typer.Option(help="Modes, comma-separated: rigid, elastic.")] = "rigid,elastic",
+    policy: Annotated[str, typer.Option(help="Policies, comma-separated (threshold runs on elastic pools only).")]
+    = "fcfs,sjf,edf,threshold,sarsa",
+    lam: Annotated[str, typer.Option("--lambda", help="Lambdas, comma-separated, in [0, 1].")] = "0.5,1",
+    estimate: Annotated[str, typer.Option(help="Estimates, comma-separated: oracle, median.")] = "oracle,median",
+    seeds: Annotated[int, typer.Option(min=1, max=10_000, help="Runs of each learning configuration "
+                                                               "(the rules run once).")] = 3,
+    cores: Annotated[int, typer.Option(min=1, max=MAX_CORES, help="The pool's (first) size.")] = 81,
+    min_cores: Annotated[int, typer.Option(min=1, max=MAX_CORES, help="Elastic: never fewer cores.")] = 30,
+    max_cores: Annotated[int | None, typer.Option(min=1, max=MAX_CORES, help="Elastic: never more cores "
+                                                                             "(default: twice --cores).")] = None,
+    hold: Annotated[float, typer.Option(min=0, max=1e9, callback=inputs.finite,
+                                        help="Elastic: seconds a size holds.")] = 900.0,
+    first_day: Annotated[float, typer.Option(help="Start of the window: days after the first job.")] = 0.0,
+    days: Annotated[float | None, typer.Option(help="Length of the window in days (default: to the end).")] = None,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
+    parallel: Annotated[str, typer.Option(help="expand or one.")] = "expand",
+    trim: Annotated[int, typer.Option(min=0, max=10**9, help="Jobs left out of the statistics at each end.")] = 500,
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for table.csv.")] = Path("elastic-sweep"),
+    backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
+    scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address (dask without one: a local "
+                                                     "cluster of --n-jobs workers).")] = None,
+    store: Annotated[Path | None, typer.Option(help="Directory of finished cells (resume from it).")] = None,
+    n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky or a local Dask cluster; "
+                                                                    "-1: every core).")] = -1,
+    seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Root seed of the cells.")] = 1,
+    force: Annotated[bool, typer.Option(help="Overwrite the table of an earlier run in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
+) -> None:
+    """Every combination of the options (learners over --seeds seeds) and the log's own schedule; write table.csv."""
+    from broker.cli import backends
+    from broker.elastic import sweep as elastic_sweep
+    from broker.elastic.estimate import ESTIMATES
+    from broker.elastic.simulate import ELASTIC_POLICIES
+    from broker.sweep import cells
+
+    backends.check(backend, scheduler)
+    modes = _names(mode, "--mode", ("rigid", "elastic"))
+    policies = _names(policy, "--policy", tuple(ELASTIC_POLICIES))
+    lams, estimates = _lambdas(lam), _names(estimate, "--estimate", ESTIMATES)
+    _window_options(first_day, days)
+    inputs.output_dir(out_dir, "--out", force=force)
+    inputs.store_dir(store)
+    swf = inputs.trace(trace)
+    path = str(swf.path) if swf.path else trace
+    jobs, _ = _jobs(trace, parallel, first_day, days, limit_jobs, False)
+    common = {"parallel": parallel, "first_day": first_day, "days": days, "limit": limit_jobs, "cores": cores,
+              "min_cores": min_cores, "max_cores": max_cores, "hold_s": hold, "trim": trim}
+    elastic_sweep.pool_of({**common, "mode": "elastic" if "elastic" in modes else "rigid"})  # refuse a bad pool now
+    grid = elastic_sweep.configs(path, modes=modes, policies=policies, lams=lams, estimates=estimates, **common)
+    learners = [c for c in grid if c["policy"] == "sarsa"]
+    rules = [c for c in grid if c["policy"] != "sarsa" and c["lam"] == lams[0]]  # a rule ignores lambda
+    todo = [*cells(rules, name=elastic_sweep.CELL_NAME, root_seed=seed),
+            *cells(learners, name=elastic_sweep.CELL_NAME, root_seed=seed, repeats=seeds)]
+    native = cells([{"trace": path, **common}], name=f"{elastic_sweep.CELL_NAME}-native", root_seed=seed)
+    results = backends.sweep(elastic_sweep.elastic_cell, todo, backend=backend, scheduler=scheduler, store=store,
+                             n_jobs=n_jobs)
+    native_row = elastic_sweep.native_cell(native[0].config, native[0].seed)
+    table = elastic_sweep.sweep_table(todo, results)
+    table.loc[len(table)] = {"mode": "log", "policy": "native", **{k: native_row.get(k) for k in table.columns
+                                                                    if k in native_row}}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out_dir / "table.csv", index=False)
+    if as_json:
+        records = table.to_dict(orient="records")
+        typer.echo(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}
+                               for r in records], allow_nan=False))
+        return
+    _print_sweep(table, f"{trace}: {len(jobs):,} jobs, {len(todo)} runs -> {out_dir}")
+
+
+def _print_sweep(table: Any, title: str) -> None:
+    t = Table(title=title)
+    columns = ("w_interactive_mean", "w_batch_mean", "share_interactive_wait_over_120s", "utilization", "mean_cores")
+    for col in ("mode", "policy", "lambda", "estimate", "runs", *columns):
+        t.add_column(col, justify="left" if col in ("mode", "policy", "estimate") else "right")
+    grouped = table.groupby(["mode", "policy", "lam", "estimate"], dropna=False, sort=False)
+    for (mode, policy, lam, estimate), rows in grouped:
+        means = rows[list(columns)].astype(float).mean()
+        t.add_row(str(mode), str(policy), _number(lam), str(estimate), str(len(rows)),
+                  *(_number(means[c]) for c in columns))
+    out.print(t)

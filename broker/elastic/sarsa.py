@@ -1,0 +1,147 @@
+"""SARSA with an echo state network for ``Q`` (the elastic RL paper §3.1, §3.3, §4.1).
+
+At each decision the learner scores every candidate action — a slot's job
+(:func:`broker.elastic.descriptors.slots`) and, for an elastic pool whose size may change, a pool
+size among ``levels`` sizes spread over the allowed range — by the network's ``Q`` from its current
+reservoir state, and takes the best with probability ``1 - epsilon`` (ties: the first), a random
+one otherwise. The reservoir then moves with the action taken.
+
+Learning is batch SARSA: decision ``n``'s target is ``Q_n + eta (r_n + gamma Q_n+1 - Q_n)``, with
+``Q_n+1`` the value of the action actually taken next (on-policy) and ``r_n`` its reward once it is
+complete (late: a job's responsiveness is known when it terminates); the readout is re-trained from
+scratch on every complete transition every ``retrain_every`` decisions.
+
+Before it decides, the network is pre-trained: the first ``pretrain`` decisions are taken by the
+earliest-deadline-first rule (and, for an elastic pool, the threshold autoscaler, with a random size
+with probability ``epsilon`` so that sizes are explored), the learner records them and their
+rewards, then makes ``sweeps`` learning sweeps over what it has before taking over.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from broker.elastic.descriptors import encode, input_size, levels, slots
+from broker.elastic.episode import Action
+from broker.elastic.esn import EchoStateNetwork
+from broker.elastic.rules import RulePolicy
+from broker.elastic.world import Decision, ElasticWorld
+from workloads.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class SarsaConfig:
+    """The learner's settings: the paper's epsilon, discount, learning rate and network, and our batch choices."""
+
+    epsilon: float = 0.05
+    gamma: float = 0.8
+    eta: float = 0.2
+    units: int = 100
+    density: float = 0.1
+    readout_density: float = 0.15
+    spectral_radius: float | None = 0.9
+    ridge: float = 1e-2
+    pretrain: int = 1000
+    sweeps: int = 5
+    retrain_every: int = 500
+    levels: int = 17
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.epsilon <= 1 and 0 <= self.gamma < 1 and 0 < self.eta <= 1):
+            raise ConfigError(f"SARSA needs epsilon in [0, 1], gamma in [0, 1) and eta in (0, 1], got "
+                              f"{self.epsilon}, {self.gamma}, {self.eta}")
+        if self.pretrain < 1 or self.sweeps < 1 or self.retrain_every < 1 or self.levels < 1:
+            raise ConfigError("SARSA needs pretrain, sweeps, retrain_every and levels >= 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values."""
+        return asdict(self)
+
+
+class SarsaAgent:
+    """The learner of one run (see the module docstring)."""
+
+    name = "sarsa"
+
+    def __init__(self, groups: int, elastic: bool, config: SarsaConfig | None = None, *,
+                 seed: int | np.random.SeedSequence | None = 0) -> None:
+        self.config = config = config or SarsaConfig()
+        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        net_seed, draw_seed, teacher_seed = root.spawn(3)
+        self.elastic = elastic
+        self.esn = EchoStateNetwork(input_size(groups, elastic), config.units, density=config.density,
+                                    readout_density=config.readout_density, spectral_radius=config.spectral_radius,
+                                    ridge=config.ridge, seed=net_seed)
+        self.rng = np.random.default_rng(draw_seed)
+        self.teacher = RulePolicy("edf", sizing=elastic, explore=config.epsilon, seed=teacher_seed)
+        self._phi = np.empty((0, input_size(groups, elastic) + len(self.esn.read)))
+        self._rewards = np.empty(0)
+        self.decisions = 0
+        self.trainings = 0
+
+    def decide(self, decision: Decision, world: ElasticWorld) -> Action:
+        """The action for ``decision``: the teacher's while pre-training, then epsilon-greedy on ``Q``."""
+        n = self.decisions
+        if n < self.config.pretrain:
+            action = self.teacher.decide(decision, world)
+            cores = decision.size if action.cores is None else action.cores
+            u = encode(world, decision, np.array([action.job]), np.array([cores]) if self.elastic else None)[0]
+        else:
+            jobs, sizes = self.candidates(decision, world)
+            u_all = encode(world, decision, jobs, sizes)
+            if self.rng.random() < self.config.epsilon:
+                i = int(self.rng.integers(len(jobs)))
+            else:
+                i = int(np.argmax(self.esn.q(u_all)))
+            u = u_all[i]
+            resize = self.elastic and sizes is not None and int(sizes[i]) != decision.size
+            action = Action(int(jobs[i]), int(sizes[i]) if resize and sizes is not None else None)
+        self._remember(n, self.esn.features(u, self.esn.step(u))[0])
+        self.decisions = n + 1
+        if self.decisions == self.config.pretrain:
+            self.train(self.config.sweeps)
+        elif self.decisions > self.config.pretrain and (self.decisions - self.config.pretrain) % \
+                self.config.retrain_every == 0:
+            self.train(1)
+        return action
+
+    def observe(self, rewards: list[tuple[int, float]]) -> None:
+        """Rewards of earlier decisions that became complete."""
+        for n, r in rewards:
+            self._rewards[n] = r
+
+    def candidates(self, decision: Decision, world: ElasticWorld) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every (slot job, pool size) pair offered at ``decision``, as two aligned arrays (sizes ``None``: rigid)."""
+        jobs = np.unique(slots(world, decision))
+        jobs = jobs[jobs >= 0]
+        if not self.elastic:
+            return jobs, None
+        sizes = np.unique(np.clip(levels(world.pool.min_cores, world.pool.ceiling, self.config.levels),
+                                  decision.low, decision.high)) if decision.resizable else np.array([decision.size])
+        return np.repeat(jobs, len(sizes)), np.tile(sizes, len(jobs))
+
+    def train(self, sweeps: int) -> int:
+        """Re-train the readout ``sweeps`` times on every complete transition; returns how many there were."""
+        n = self.decisions
+        phi, r = self._phi[:n], self._rewards[:n]
+        usable = np.flatnonzero(~np.isnan(r[:-1])) if n > 1 else np.empty(0, dtype=np.int64)
+        if len(usable) < 2:
+            return 0
+        gamma, eta = self.config.gamma, self.config.eta
+        for _ in range(sweeps):
+            q = self.esn.value(phi)
+            target = q[usable] + eta * (r[usable] + gamma * q[usable + 1] - q[usable])
+            self.esn.fit(phi[usable], target)
+            self.trainings += 1
+        return len(usable)
+
+    def _remember(self, n: int, phi: np.ndarray) -> None:
+        if n >= len(self._phi):
+            grow = max(1024, len(self._phi))
+            self._phi = np.vstack([self._phi, np.empty((grow, self._phi.shape[1]))])
+            self._rewards = np.concatenate([self._rewards, np.full(grow, math.nan)])
+        self._phi[n] = phi

@@ -1,0 +1,170 @@
+"""The run's figures by hand, the log's own schedule, the one-core view, every policy on real and random work."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from broker.elastic.metrics import counted, fairness_at_starts, job_figures, native_figures, pool_periods
+from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
+from broker.elastic.world import PoolConfig
+from tests.broker.elastic.test_world import THREE, core_jobs
+from tests.conftest import trace_path
+from workloads.cache import load_trace
+from workloads.cores import cores_view
+from workloads.errors import ConfigError, InputError
+
+
+def test_job_figures_by_hand() -> None:
+    # interactive: waits 0, 60, 121 for runs of 60 (W 1, 0.5, 60/181); batch: wait 1000 for 1000 (W 0.5)
+    runtime = np.array([60.0, 60.0, 60.0, 1000.0, 5.0])
+    wait = np.array([0.0, 60.0, 121.0, 1000.0, 0.0])
+    interactive = runtime < 900
+    keep = np.array([True, True, True, True, False])  # the last is trimmed
+    got, undefined = job_figures(runtime, wait, interactive, np.array([1.0, 0.5, 0.5, 1.0, 0.0]), keep)
+    w = np.array([1.0, 0.5, 60 / 181])
+    assert got["w_interactive_mean"] == pytest.approx(w.mean()) and got["w_interactive_std"] == pytest.approx(w.std())
+    assert got["w_batch_mean"] == 0.5 and got["w_batch_std"] == 0.0 and got["wait_batch_mean_s"] == 1000.0
+    assert got["wait_interactive_mean_s"] == pytest.approx(181 / 3)
+    assert got["wait_interactive_std_s"] == pytest.approx(np.std([0.0, 60.0, 121.0]))
+    assert got["share_interactive_wait_over_120s"] == pytest.approx(1 / 3)  # 121 > 120, 60 is not
+    assert got["share_interactive_w_over_0_9"] == pytest.approx(1 / 3) and got["share_batch_w_over_0_9"] == 0.0
+    assert got["fairness_mean"] == 0.75 and undefined == {}
+    # exactly 120 s and exactly W = 0.9 are not "over"
+    edge, _ = job_figures(np.array([1080.0, 60.0]), np.array([120.0, 120.0]), np.array([False, True]),
+                          np.ones(2), np.ones(2, dtype=bool))
+    assert edge["share_batch_w_over_0_9"] == 0.0 and edge["share_interactive_wait_over_120s"] == 0.0
+    none, why = job_figures(runtime, wait, interactive, np.ones(5), np.zeros(5, dtype=bool))
+    assert none["w_batch_mean"] is None and why["fairness_mean"] == "no counted job"
+    assert why["w_interactive_mean"] == "no interactive job among the counted ones"
+
+
+def test_the_first_and_last_are_left_out() -> None:
+    assert counted(7, 2).tolist() == [False, False, True, True, True, False, False]
+    assert not counted(4, 2).any() and counted(3, 0).all()
+
+
+def test_fairness_replayed_from_a_schedule_by_hand() -> None:
+    # THREE run FCFS on one core: starts 0, 100, 150 (see test_world)
+    got = fairness_at_starts(np.array([0.0, 100.0, 150.0]), THREE.runtime, THREE.group, 2)
+    share0 = 1100 / 1150
+    np.testing.assert_allclose(got, [1 - (50 / 1150) / share0, 1 - (share0 - 2 / 3) / share0, 1.0])
+    # two jobs at one instant: the first has received no core-second yet when the second is elected
+    two = fairness_at_starts(np.array([0.0, 0.0]), np.array([10.0, 10.0]), np.array([0, 1]), 2)
+    assert two.tolist() == [0.0, 0.0]
+    # a job ending at an instant has been served in full for a job starting then
+    after = fairness_at_starts(np.array([0.0, 10.0]), np.array([10.0, 10.0]), np.array([0, 1]), 2)
+    assert after.tolist() == [0.0, 1.0]
+
+
+def test_a_run_summary_and_its_tables_by_hand() -> None:
+    result = run_elastic(THREE, PoolConfig(1), "fcfs", lam=1.0, trim=0, validate=True)
+    s = result.summary
+    assert (s.jobs, s.jobs_counted, s.decisions, s.peak_cores, s.resizes) == (3, 3, 3, 1, 0)
+    assert s.utilization == 1.0 and s.mean_cores == 1.0 and s.core_hours == pytest.approx(1150 / 3600)
+    # j0 (100 s) and j1 (50 s) are interactive, j2 (1000 s) is batch
+    assert s.figures["wait_interactive_mean_s"] == 45.0 and s.figures["w_batch_mean"] == pytest.approx(1000 / 1130)
+    assert result.jobs["wait"].tolist() == [0.0, 90.0, 130.0] and result.jobs["counted"].all()
+    assert result.instances.to_dict("list") == {"start_s": [0.0], "end_s": [1150.0], "cores": [1],
+                                                "core_s": [1150.0]}
+    flat = s.to_dict()
+    assert flat["w_interactive_mean"] == pytest.approx((1 + 50 / 140) / 2) and "figures" not in flat
+    assert flat["policy"] == "fcfs" and flat["mode"] == "rigid" and flat["undefined"] == {}
+
+
+def test_pool_periods() -> None:
+    got = pool_periods([(0.0, 30), (100.0, 40), (1000.0, 35)], 1500.0)
+    assert got["core_s"].tolist() == [3000.0, 36000.0, 17500.0]
+
+
+def test_native_figures_use_the_logs_waits() -> None:
+    jobs = core_jobs([0, 10, 20], [100, 50, 1000], [0, 1, 0], wait=[5.0, 200.0, np.nan])
+    got, undefined, missing = native_figures(jobs, trim=0)
+    # the batch job (1000 s) has no recorded wait: left out, so no batch figure; interactive: W 100/105 and 50/250
+    assert missing == 1 and got["w_interactive_mean"] == pytest.approx((100 / 105 + 50 / 250) / 2)
+    assert got["share_interactive_wait_over_120s"] == 0.5 and got["w_batch_mean"] is None
+    assert undefined["w_batch_mean"] == "no batch job among the counted ones"
+    none, why, missing = native_figures(core_jobs([0], [10], [0]), trim=0)
+    assert missing == 1 and none["w_batch_mean"] is None
+    assert why["w_batch_mean"] == "the log records no wait for the counted jobs"
+
+
+def test_the_one_core_view_expands_or_keeps_parallel_jobs_and_counts() -> None:
+    frame = pd.DataFrame({"job_id": [1, 2, 3, 4, 5], "submit_time": [0, 5, 7, pd.NA, 9],
+                          "wait_time": [1, pd.NA, 3, 0, 0], "run_time": [10, 20, pd.NA, 5, 8],
+                          "allocated_procs": [1, 3, 1, 1, pd.NA], "requested_procs": [1, 4, 1, 1, 2],
+                          "group_id": [7, pd.NA, 7, 7, 9]}, dtype="Int64")
+    jobs, report = cores_view(frame)
+    assert jobs.ids.tolist() == [1, 2, 2, 2, 5, 5] and jobs.submit.tolist() == [0, 5, 5, 5, 9, 9]
+    assert jobs.groups == (-1, 7, 9) and jobs.group.tolist() == [1, 0, 0, 0, 2, 2]
+    assert np.isnan(jobs.native_wait[1]) and jobs.native_wait[0] == 1.0
+    assert report.removed == {"submit time unknown": 1, "run time unknown or < 0": 1}
+    assert report.kept_flagged == {"with unknown group (one shared group)": 1, "with unknown processors (one task)": 0}
+    one, report = cores_view(frame, parallel="one")
+    assert one.ids.tolist() == [1, 2, 5] and report.kept_flagged["wider than one processor (run on one core)"] == 2
+    assert jobs.window(5.0, 4.0).ids.tolist() == [2, 2, 2] and jobs.head(2).ids.tolist() == [1, 2]
+    with pytest.raises(ConfigError, match="expand' or 'one'"):
+        cores_view(frame, parallel="gang")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"group codes must lie in 0\.\.0"):
+        core_jobs([0, 1], [1, 1], [0, 1], groups=1)
+
+
+def test_lpc_egee_as_the_papers_egee_log() -> None:
+    swf = load_trace(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz"))
+    jobs, report = cores_view(swf.frame)
+    assert len(jobs) == 220_695 and report.removed["run time unknown or < 0"] == 14_194
+    assert jobs.n_groups == 8 and not np.isnan(jobs.native_wait).any()
+    assert 0.79 < (jobs.runtime < 900).mean() < 0.80  # about 4 jobs in 5 are interactive
+
+
+def test_the_threshold_policy_is_for_elastic_pools_and_unknown_policies_are_named() -> None:
+    with pytest.raises(ConfigError, match="threshold autoscaler sizes an elastic pool"):
+        run_elastic(THREE, PoolConfig(1), "threshold")
+    with pytest.raises(ConfigError, match="unknown elastic policy 'lifo'"):
+        run_elastic(THREE, PoolConfig(1), "lifo")
+    with pytest.raises(ConfigError, match="trim must be >= 0"):
+        run_elastic(THREE, PoolConfig(1), "fcfs", trim=-1)
+
+
+workloads = st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 2000), st.integers(0, 2)), min_size=1,
+                     max_size=60)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=workloads, policy=st.sampled_from(["fcfs", "sjf", "edf", "threshold", "sarsa"]),
+       elastic=st.booleans(), hold=st.sampled_from([0.0, 1.0, 900.0]), estimate=st.sampled_from(["oracle", "median"]))
+def test_every_policy_keeps_the_constraints_on_random_work(rows, policy, elastic, hold, estimate) -> None:
+    if policy == "threshold" and not elastic:
+        elastic = True
+    rows = sorted(rows)
+    jobs = core_jobs([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], groups=3)
+    pool = PoolConfig(3, elastic=elastic, min_cores=2, max_cores=6, hold_s=hold, estimate=estimate)
+    from broker.elastic.sarsa import SarsaConfig
+
+    result = run_elastic(jobs, pool, policy, trim=0, validate=True, sarsa=SarsaConfig(pretrain=5, retrain_every=7))
+    assert result.summary.decisions == len(rows) and result.jobs["start"].notna().all()
+    sizes = result.instances["cores"]
+    assert sizes.between(2, 6).all() if elastic else (sizes == 3).all()
+    changes = result.instances["start_s"].to_numpy()[1:]
+    assert (np.diff(changes) >= hold - 1e-9).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("elastic", [False, True])
+def test_every_policy_on_three_days_of_lpc_egee(elastic: bool) -> None:
+    swf = load_trace(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz"))
+    jobs, _ = cores_view(swf.frame)
+    week = jobs.window(jobs.submit[0] + 91 * 86400, 3 * 86400)
+    pool = PoolConfig(81, elastic=elastic)
+    for name in ELASTIC_POLICIES:
+        if name == "threshold" and not elastic:
+            continue
+        result = run_elastic(week, pool, name, validate=True)
+        s = result.summary
+        assert s.decisions == len(week) > 2000 and s.jobs_counted == len(week) - 1000
+        assert 0 < s.utilization <= 1 and not math.isnan(s.figures["w_interactive_mean"] or math.nan)
