@@ -17,45 +17,47 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from broker.cli import inputs
+from broker.cli import backends, inputs
 from broker.cli.console import out
+from broker.cli.files import write_result
+from broker.elastic import sweep as elastic_sweep
+from broker.elastic.estimate import ESTIMATES
+from broker.elastic.metrics import native_figures
+from broker.elastic.sarsa import SarsaConfig
+from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
+from broker.elastic.world import PoolConfig
+from broker.sweep import cells
+from workloads.cores import CoreJobs, cores_view
+from workloads.errors import ConfigError
 
 elastic_app = typer.Typer(help="A pool of cores for grid jobs: which job runs next and how many cores to rent "
                                "(the elastic RL paper).", invoke_without_command=True)
 
 MAX_CORES = 1_000_000
+#: The longest window (days): a thousand years of log.
+MAX_DAYS = 365_000.0
 #: The figures a run prints, with the log's own beside them.
 SHOWN = ("w_interactive_mean", "w_interactive_std", "w_batch_mean", "w_batch_std", "wait_interactive_mean_s",
          "share_interactive_wait_over_120s", "share_interactive_w_over_0_9", "share_batch_w_over_0_9",
          "fairness_mean")
 
 
-def _window_options(first_day: float, days: float | None) -> None:
-    if not (math.isfinite(first_day) and first_day >= 0):
-        raise typer.BadParameter(f"--first-day must be a finite number of days >= 0, got {first_day}")
-    if days is not None and not (math.isfinite(days) and days > 0):
-        raise typer.BadParameter(f"--days must be a finite number > 0, got {days}")
-
-
 def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit_jobs: int | None,
-          lenient: bool) -> tuple[Any, dict[str, Any]]:
+          lenient: bool) -> tuple[CoreJobs, dict[str, Any]]:
     """The window's one-core jobs and the view's counts (refused when none is left)."""
-    from workloads.cores import cores_view
-
     if parallel not in ("expand", "one"):
         raise typer.BadParameter("--parallel must be expand or one")
     swf = inputs.trace(trace, lenient)
-    jobs, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
-                              origin=float(swf.header.unix_start_time or 0))
-    counts = inputs.kept(report, len(jobs), trace)
-    if first_day or days is not None:
+    every, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
+                               origin=float(swf.header.unix_start_time or 0))
+    jobs = every
+    if len(jobs) and (first_day or days is not None):
         jobs = jobs.window(float(jobs.submit[0]) + first_day * 86400.0, (days or math.inf) * 86400.0)
     if limit_jobs is not None:
         jobs = jobs.head(limit_jobs)
-    if not len(jobs):
-        from workloads.errors import ConfigError
-
+    if len(every) and not len(jobs):  # refused before the view's counts are printed: one line
         raise ConfigError(f"{trace}: no job submitted in the window (--first-day {first_day:g}, --days {days})")
+    counts = inputs.kept(report, len(every), trace)
     return jobs, counts
 
 
@@ -83,8 +85,10 @@ def elastic_cmd(
                                                                  "watches, before it decides.")] = 1000,
     retrain_every: Annotated[int, typer.Option(min=1, max=10**9, help="Decisions between re-trainings of the "
                                                                       "learner's readout.")] = 500,
-    first_day: Annotated[float, typer.Option(help="Start of the window: days after the first job.")] = 0.0,
-    days: Annotated[float | None, typer.Option(help="Length of the window in days (default: to the end).")] = None,
+    first_day: Annotated[float, typer.Option(min=0, max=MAX_DAYS, callback=inputs.finite,
+                                             help="Start of the window: days after the first job.")] = 0.0,
+    days: Annotated[float | None, typer.Option(max=MAX_DAYS, callback=inputs.positive,
+                                               help="Length of the window in days (default: to the end).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
     parallel: Annotated[str, typer.Option(help="A job of p processors: p one-core jobs (expand) or one (one).")]
     = "expand",
@@ -102,12 +106,6 @@ def elastic_cmd(
         return
     if trace is None:
         raise typer.BadParameter("--trace is required")
-    from broker.elastic.estimate import ESTIMATES
-    from broker.elastic.metrics import native_figures
-    from broker.elastic.sarsa import SarsaConfig
-    from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
-    from broker.elastic.world import PoolConfig
-
     if mode not in ("rigid", "elastic"):
         raise typer.BadParameter("--mode must be rigid or elastic")
     if policy not in ELASTIC_POLICIES:
@@ -116,7 +114,6 @@ def elastic_cmd(
         raise typer.BadParameter("--policy threshold sizes an elastic pool: add --mode elastic")
     if estimate not in ESTIMATES:
         raise typer.BadParameter(f"--estimate must be one of {', '.join(ESTIMATES)}")
-    _window_options(first_day, days)
     pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=max_cores, hold_s=hold,
                       estimate=estimate)
     sarsa = SarsaConfig(pretrain=pretrain, retrain_every=retrain_every, levels=levels)
@@ -133,8 +130,6 @@ def elastic_cmd(
                "native": {**native, "jobs_without_wait": without_wait, "undefined": native_undefined},
                "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        from broker.cli.files import write_result
-
         write_result(result, out_dir, fmt=fmt_, summary=payload)
         _figures(result, out_dir, f"{policy} on {Path(trace).name} ({mode}, {cores} cores)")
     if as_json:
@@ -208,8 +203,10 @@ def elastic_sweep_cmd(
                                                                              "(default: twice --cores).")] = None,
     hold: Annotated[float, typer.Option(min=0, max=1e9, callback=inputs.finite,
                                         help="Elastic: seconds a size holds.")] = 900.0,
-    first_day: Annotated[float, typer.Option(help="Start of the window: days after the first job.")] = 0.0,
-    days: Annotated[float | None, typer.Option(help="Length of the window in days (default: to the end).")] = None,
+    first_day: Annotated[float, typer.Option(min=0, max=MAX_DAYS, callback=inputs.finite,
+                                             help="Start of the window: days after the first job.")] = 0.0,
+    days: Annotated[float | None, typer.Option(max=MAX_DAYS, callback=inputs.positive,
+                                               help="Length of the window in days (default: to the end).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
     parallel: Annotated[str, typer.Option(help="expand or one.")] = "expand",
     trim: Annotated[int, typer.Option(min=0, max=10**9, help="Jobs left out of the statistics at each end.")] = 500,
@@ -225,17 +222,10 @@ def elastic_sweep_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
     """Every combination of the options (learners over --seeds seeds) and the log's own schedule; write table.csv."""
-    from broker.cli import backends
-    from broker.elastic import sweep as elastic_sweep
-    from broker.elastic.estimate import ESTIMATES
-    from broker.elastic.simulate import ELASTIC_POLICIES
-    from broker.sweep import cells
-
     backends.check(backend, scheduler)
     modes = _names(mode, "--mode", ("rigid", "elastic"))
     policies = _names(policy, "--policy", tuple(ELASTIC_POLICIES))
     lams, estimates = _lambdas(lam), _names(estimate, "--estimate", ESTIMATES)
-    _window_options(first_day, days)
     inputs.output_dir(out_dir, "--out", force=force)
     inputs.store_dir(store)
     swf = inputs.trace(trace)
