@@ -24,7 +24,6 @@ every unit, not a drawn 15 %. So the network is this small numpy class.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import Ridge
 
 from workloads.errors import ConfigError
 
@@ -90,8 +89,9 @@ class EchoStateNetwork:
 
     def fit(self, features: np.ndarray, targets: np.ndarray) -> None:
         """Re-train the readout from scratch on ``features`` -> ``targets`` (ridge regression)."""
-        model = Ridge(alpha=self.ridge).fit(features, targets)
-        self.coef, self.intercept = np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
+        gram = Gram(features.shape[1])
+        gram.add(features)
+        self.coef, self.intercept = gram.solve(features, targets, self.ridge)
 
     def run(self, u: np.ndarray) -> np.ndarray:
         """The full reservoir states after each row of ``u`` in turn (moves the state; for tests and studies)."""
@@ -100,3 +100,39 @@ class EchoStateNetwork:
             self.step(row)
             out[k] = self.x
         return out
+
+
+class Gram:
+    """Ridge regression with an unpenalised intercept, from an accumulated Gram matrix.
+
+    A learner that re-trains on a growing set of rows whose *features* never change (reservoir
+    states, once computed) but whose *targets* do (SARSA's bootstrapped values) adds each row's
+    outer product once (:meth:`add`) and solves with the targets of the day (:meth:`solve`):
+    ``(X'X + alpha I) w = X'y`` on the rows augmented with a column of ones, the intercept's
+    diagonal entry unpenalised — the same solution as scikit-learn's ``Ridge(alpha)`` (tested),
+    without forming ``X'X`` again at every re-training.
+    """
+
+    def __init__(self, width: int) -> None:
+        self.matrix = np.zeros((width + 1, width + 1))
+        self.rows = 0
+
+    def add(self, features: np.ndarray) -> None:
+        """Add rows of features."""
+        augmented = _augment(features)
+        self.matrix += augmented.T @ augmented
+        self.rows += len(augmented)
+
+    def solve(self, features: np.ndarray, targets: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
+        """The coefficients and intercept for the added rows, whose features are ``features`` and targets ``targets``."""
+        if len(features) != self.rows:
+            raise ValueError(f"the Gram matrix holds {self.rows} rows, {len(features)} were given")
+        penalty = np.full(len(self.matrix), float(alpha))
+        penalty[-1] = 0.0
+        solution = np.linalg.lstsq(self.matrix + np.diag(penalty), _augment(features).T @ targets, rcond=None)[0]
+        return solution[:-1], float(solution[-1])
+
+
+def _augment(features: np.ndarray) -> np.ndarray:
+    features = np.atleast_2d(np.asarray(features, dtype=np.float64))
+    return np.hstack([features, np.ones((len(features), 1))])

@@ -24,10 +24,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from broker.elastic.descriptors import encode, input_size, levels, slots
 from broker.elastic.episode import Action
-from broker.elastic.esn import EchoStateNetwork
+from broker.elastic.esn import EchoStateNetwork, Gram
 from broker.elastic.rules import RulePolicy
 from broker.elastic.world import Decision, ElasticWorld
 from workloads.errors import ConfigError
@@ -80,6 +81,8 @@ class SarsaAgent:
         self.teacher = RulePolicy("edf", sizing=elastic, explore=config.epsilon, seed=teacher_seed)
         self._phi = np.empty((0, input_size(groups, elastic) + len(self.esn.read)))
         self._rewards = np.empty(0)
+        self._gram = Gram(self._phi.shape[1])
+        self._learnt = np.empty(0, dtype=np.int64)  # the transitions in the Gram matrix, in the order added
         self.decisions = 0
         self.trainings = 0
 
@@ -125,18 +128,32 @@ class SarsaAgent:
         return np.repeat(jobs, len(sizes)), np.tile(sizes, len(jobs))
 
     def train(self, sweeps: int) -> int:
-        """Re-train the readout ``sweeps`` times on every complete transition; returns how many there were."""
+        """Re-train the readout ``sweeps`` times on every complete transition; returns how many there were.
+
+        A transition ``n`` is complete once its reward is known and decision ``n + 1`` was taken. Its
+        features never change, so they join the readout's Gram matrix once; the targets are
+        recomputed with the current readout at every sweep.
+        """
         n = self.decisions
         phi, r = self._phi[:n], self._rewards[:n]
-        usable = np.flatnonzero(~np.isnan(r[:-1])) if n > 1 else np.empty(0, dtype=np.int64)
-        if len(usable) < 2:
-            return 0
+        complete = np.zeros(n, dtype=bool)
+        if n > 1:
+            complete[:-1] = ~np.isnan(r[:-1])
+        fresh = complete.copy()
+        fresh[self._learnt] = False
         gamma, eta = self.config.gamma, self.config.eta
-        for _ in range(sweeps):
-            q = self.esn.value(phi)
-            target = q[usable] + eta * (r[usable] + gamma * q[usable + 1] - q[usable])
-            self.esn.fit(phi[usable], target)
-            self.trainings += 1
+        with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only contend
+            if fresh.any():
+                self._gram.add(phi[fresh])
+                self._learnt = np.concatenate([self._learnt, np.flatnonzero(fresh)])
+            usable = self._learnt
+            if len(usable) < 2:
+                return 0
+            for _ in range(sweeps):
+                q = self.esn.value(phi)
+                target = q[usable] + eta * (r[usable] + gamma * q[usable + 1] - q[usable])
+                self.esn.coef, self.esn.intercept = self._gram.solve(phi[usable], target, self.config.ridge)
+                self.trainings += 1
         return len(usable)
 
     def _remember(self, n: int, phi: np.ndarray) -> None:

@@ -1,4 +1,4 @@
-"""Contract suite over every registered policy of every world (CoH, the hybrid site, the cloud cluster).
+"""Contract suite over every registered policy of every world (CoH, hybrid site, cloud cluster, elastic pool).
 
 Each policy, on a small workload of its world, under ``validate=True`` (the world's own invariants,
 checked as it runs):
@@ -32,6 +32,10 @@ from broker.coh.policy import batch_of
 from broker.coh.simulate import simulate
 from broker.coh.world import CohWorld
 from broker.coh.world import run as run_coh
+from broker.elastic.episode import Action, run_episode
+from broker.elastic.sarsa import SarsaConfig
+from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
+from broker.elastic.world import ElasticWorld, PoolConfig
 from broker.hybrid.policies import (
     LEASING_POLICIES,
     Constant,
@@ -47,6 +51,7 @@ from broker.pricing.reservations import ReservationPlan
 from broker.sim.result import Result
 from broker.sim.validate import InvariantError
 from heuristics.fleet import Plan
+from workloads.cores import CoreJobs
 from workloads.htc import HtcJobs
 from workloads.jobs import JobTable, job_view
 from workloads.lublin import default_workload
@@ -287,3 +292,75 @@ def test_the_checks_pass_on_correct_worlds_that_delay() -> None:
     # the suite's checks do not fail a legal run with delays and a cap (no false alarm)
     result = simulate_cluster(htc_jobs(), ClusterPolicy(cap=3, start=(Delay(600.0),)), CloudTerms(), validate=True)
     conserved(result.jobs, 250)
+
+
+# -- the elastic pool ----------------------------------------------------------------------------------------
+
+def core_jobs(n: int = 400, seed: int = 6) -> CoreJobs:
+    rng = np.random.default_rng(seed)
+    runtime = np.where(rng.random(n) < 0.7, rng.integers(0, 900, n), rng.integers(900, 30_000, n)).astype(float)
+    return CoreJobs(submit=np.sort(rng.integers(0, 2 * 86400, n)).astype(float), runtime=runtime,
+                    group=rng.integers(0, 3, n), native_wait=np.full(n, np.nan), groups=(1, 2, 3))
+
+
+# every policy on both pools, but the threshold autoscaler, which sizes elastic pools only (its refusal is below)
+ELASTIC_CASES = [(name, elastic) for name in ELASTIC_POLICIES.names() for elastic in (False, True)
+                 if elastic or name != "threshold"]
+
+
+@pytest.mark.parametrize(("name", "elastic"), ELASTIC_CASES)
+def test_elastic_policy_contract(name: str, elastic: bool) -> None:
+    jobs = core_jobs()
+    pool = PoolConfig(8, elastic=elastic, min_cores=4, max_cores=20, hold_s=900.0)
+    config = SarsaConfig(pretrain=100, retrain_every=50)
+    runs = [run_elastic(jobs, pool, name, seed=3, sarsa=config, trim=0, validate=True) for _ in range(2)]
+    assert same(*runs)
+    conserved(runs[0].jobs, len(jobs))
+    periods = runs[0].instances
+    assert runs[0].summary.core_hours == pytest.approx(float(periods["core_s"].sum()) / 3600)
+    assert runs[0].summary.decisions == len(jobs)
+
+
+@pytest.mark.parametrize(("make", "match"), [
+    (lambda: ELASTIC_POLICIES.get("threshold")(3, False), "elastic pool"),
+    (lambda: ELASTIC_POLICIES.get("sarsa")(3, False, config=SarsaConfig(epsilon=2.0)), "epsilon"),
+    (lambda: ELASTIC_POLICIES.get("nope"), "unknown elastic policy"),
+])
+def test_elastic_policy_refuses_bad_parameters(make: Any, match: str) -> None:
+    with pytest.raises((ValueError, KeyError), match=match):
+        make()
+
+
+def test_an_elastic_policy_that_drops_a_job_is_caught() -> None:
+    world = ElasticWorld(core_jobs(), PoolConfig(8), validate=True)
+
+    def dropping(decision: Any, w: ElasticWorld) -> Action:
+        if len(decision.queued) > 1:
+            w.queue.remove(int(decision.queued[-1]))  # gone: neither run nor waiting
+        return Action(int(decision.queued[0]))
+
+    with pytest.raises(InvariantError, match="submitted"):
+        run_episode(world, 0.5, dropping)
+
+
+def test_an_elastic_world_that_overfills_its_pool_is_caught() -> None:
+    class Greedy(ElasticWorld):
+        def _decision(self, t: float) -> Any:
+            decision = super()._decision(t)
+            if decision is None and self.queue.count:  # a dispatch with no core free
+                from broker.elastic.world import Decision
+
+                return Decision(t, self.queue.jobs(), len(self.running), self.size, self.size, self.size, False, 0.0)
+            return decision
+
+        def act(self, job: int, cores: int | None = None) -> None:
+            self._pending = None
+            self.queue.remove(job)
+            self._dispatch(self.now, job)
+            self._check = True
+            assert self._validator is not None
+            self._validator.at_event(self.now)
+
+    world = Greedy(core_jobs(), PoolConfig(4), validate=True)
+    with pytest.raises(InvariantError, match="jobs run on a pool of 4 cores"):
+        run_episode(world, 0.5, lambda d, w: Action(int(d.queued[0])))

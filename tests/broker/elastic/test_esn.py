@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from broker.elastic.esn import EchoStateNetwork, sigmoid
+from broker.elastic.esn import EchoStateNetwork, Gram, sigmoid
 from workloads.errors import ConfigError
 
 
@@ -111,3 +111,21 @@ def test_bad_settings_are_refused(kwargs) -> None:
     settings = {"inputs": 3, **kwargs}
     with pytest.raises(ConfigError):
         EchoStateNetwork(**settings)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.01, 5.0])
+def test_the_gram_solve_is_scikit_learns_ridge(alpha: float) -> None:
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(300, 6)) + 3.0
+    y = x @ rng.normal(size=6) + 0.7 + rng.normal(scale=0.1, size=300)
+    gram = Gram(6)
+    for part in np.array_split(np.arange(300), 4):  # rows added in batches give the same matrix
+        gram.add(x[part])
+    coef, intercept = gram.solve(x, y, alpha)
+    reference = Ridge(alpha=alpha).fit(x, y)
+    np.testing.assert_allclose(coef, reference.coef_, rtol=1e-8, atol=1e-10)
+    assert intercept == pytest.approx(reference.intercept_, rel=1e-8)
+    with pytest.raises(ValueError, match="holds 300 rows, 299 were given"):
+        gram.solve(x[:299], y[:299], alpha)

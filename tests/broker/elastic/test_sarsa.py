@@ -52,12 +52,22 @@ def test_the_targets_are_sarsas_by_hand(monkeypatch) -> None:
     agent.esn.coef = np.zeros(width)
     agent.esn.coef[0], agent.esn.intercept = 2.0, 1.0  # Q = 2 x + 1: 3, 5, 7, 9
     seen = []
-    monkeypatch.setattr(agent.esn, "fit", lambda features, targets: seen.append((features.copy(), targets.copy())))
+    solve = agent._gram.solve
+
+    def spy(features, targets, alpha):
+        seen.append((features.copy(), targets.copy()))
+        return solve(features, targets, alpha)
+
+    monkeypatch.setattr(agent._gram, "solve", spy)
     assert agent.train(1) == 2  # decisions 0 and 2; 3 has no next decision yet
     features, targets = seen[0]
     assert features[:, 0].tolist() == [1.0, 3.0]
     # Q_n + 0.2 (r_n + 0.8 Q_n+1 - Q_n): 3 + 0.2 (1 + 4 - 3) = 3.4; 7 + 0.2 (0.5 + 7.2 - 7) = 7.14
     np.testing.assert_allclose(targets, [3.4, 7.14], rtol=1e-12)
+    # decision 1's reward arrives: the next training adds it (after 0 and 2) and keeps the others
+    agent.observe([(1, 0.0)])
+    assert agent.train(1) == 3 and agent._learnt.tolist() == [0, 2, 1] and agent._gram.rows == 3
+    assert seen[1][0][:, 0].tolist() == [1.0, 3.0, 2.0]
 
 
 def test_greedy_takes_the_best_q_and_exploration_draws_among_the_candidates(monkeypatch) -> None:
