@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
+import pandas as pd
 import typer
 from rich.table import Table
 
@@ -56,7 +57,8 @@ def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit
     if limit_jobs is not None:
         jobs = jobs.head(limit_jobs)
     if len(every) and not len(jobs):  # refused before the view's counts are printed: one line
-        raise ConfigError(f"{trace}: no job submitted in the window (--first-day {first_day:g}, --days {days})")
+        span = "to the end" if days is None else f"--days {days:g}"
+        raise ConfigError(f"{trace}: no job submitted in the window (--first-day {first_day:g}, {span})")
     counts = inputs.kept(report, len(every), trace)
     return jobs, counts
 
@@ -228,13 +230,18 @@ def elastic_sweep_cmd(
     lams, estimates = _lambdas(lam), _names(estimate, "--estimate", ESTIMATES)
     inputs.output_dir(out_dir, "--out", force=force)
     inputs.store_dir(store)
+    common = {"parallel": parallel, "first_day": first_day, "days": days, "limit": limit_jobs, "cores": cores,
+              "min_cores": min_cores, "max_cores": max_cores, "hold_s": hold, "trim": trim}
+    for each in modes:  # a bad pool is refused before the trace is read
+        elastic_sweep.pool_of({**common, "mode": each})
+    grid = elastic_sweep.configs(trace, modes=modes, policies=policies, lams=lams, estimates=estimates, **common)
+    if not grid:
+        raise ConfigError(f"no run in the grid: --policy {policy} on --mode {mode} (threshold sizes elastic pools "
+                          f"only)")
     swf = inputs.trace(trace)
     path = str(swf.path) if swf.path else trace
     jobs, _ = _jobs(trace, parallel, first_day, days, limit_jobs, False)
-    common = {"parallel": parallel, "first_day": first_day, "days": days, "limit": limit_jobs, "cores": cores,
-              "min_cores": min_cores, "max_cores": max_cores, "hold_s": hold, "trim": trim}
-    elastic_sweep.pool_of({**common, "mode": "elastic" if "elastic" in modes else "rigid"})  # refuse a bad pool now
-    grid = elastic_sweep.configs(path, modes=modes, policies=policies, lams=lams, estimates=estimates, **common)
+    grid = [{**c, "trace": path} for c in grid]
     learners = [c for c in grid if c["policy"] == "sarsa"]
     rules = [c for c in grid if c["policy"] != "sarsa" and c["lam"] == lams[0]]  # a rule ignores lambda
     todo = [*cells(rules, name=elastic_sweep.CELL_NAME, root_seed=seed),
@@ -244,8 +251,9 @@ def elastic_sweep_cmd(
                              n_jobs=n_jobs)
     native_row = elastic_sweep.native_cell(native[0].config, native[0].seed)
     table = elastic_sweep.sweep_table(todo, results)
-    table.loc[len(table)] = {"mode": "log", "policy": "native", **{k: native_row.get(k) for k in table.columns
-                                                                    if k in native_row}}
+    log = pd.DataFrame([{**{k: native_row.get(k) for k in table.columns}, "mode": "log", "policy": "native"}],
+                       columns=table.columns).astype(table.dtypes.to_dict())
+    table = pd.concat([table, log], ignore_index=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "table.csv", index=False)
     if as_json:

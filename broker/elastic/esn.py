@@ -124,7 +124,7 @@ class Gram:
         self.rows += len(augmented)
 
     def solve(self, features: np.ndarray, targets: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
-        """The coefficients and intercept for the added rows, whose features are ``features`` and targets ``targets``."""
+        """The coefficients and intercept for the added rows (their ``features``) and their ``targets``."""
         if len(features) != self.rows:
             raise ValueError(f"the Gram matrix holds {self.rows} rows, {len(features)} were given")
         penalty = np.full(len(self.matrix), float(alpha))

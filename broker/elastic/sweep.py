@@ -37,6 +37,8 @@ DAY = 86400.0
 VIEWS: Memo[CoreJobs] = Memo(size=2)
 #: What a cell's row carries besides its configuration and seed.
 FIGURES = (*JOB_FIGURES, "utilization", "mean_cores", "peak_cores", "core_hours", "jobs", "decisions", "trainings")
+#: The figures that are counts.
+INTEGERS = ("peak_cores", "jobs", "decisions", "trainings")
 
 
 def window(trace: str, parallel: str = "expand", first_day: float = 0.0, days: float | None = None,
@@ -113,4 +115,6 @@ def sweep_table(grid: Sequence[Cell], results: Sequence[Mapping[str, Any]]) -> p
     rows = [{"mode": c.config["mode"], "policy": c.config["policy"], "lam": c.config["lam"],
              "estimate": c.config["estimate"], "seed": c.seed, **{k: r.get(k) for k in FIGURES}}
             for c, r in zip(grid, results, strict=True)]
-    return pd.DataFrame(rows, columns=["mode", "policy", "lam", "estimate", "seed", *FIGURES])
+    table = pd.DataFrame(rows, columns=["mode", "policy", "lam", "estimate", "seed", *FIGURES])
+    # counts and seeds stay integers (nullable: a row may lack one), never floats that round a 63-bit seed
+    return table.astype(dict.fromkeys(("seed", *INTEGERS), "Int64"))

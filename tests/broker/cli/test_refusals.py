@@ -19,6 +19,7 @@ from broker.hybrid.sweep import summarize_sweep
 from tests.conftest import CliRun, cloudbroker, trace_path
 
 KTH = str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+LPC = str(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz"))
 UNKNOWN = "-1 -1 1 -1 -1 -1 -1"  # SWF fields 12-18: user 1, the rest unknown
 
 FILES = {
@@ -82,7 +83,46 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("advise", "--trace", ""), ("the trace", "not an empty string")),
     (("simulate", "--trace", "."), ("the trace .", "a directory")),
     (("trace", "info", ""), ("the trace", "not an empty string")),
+    (("elastic",), ("--trace is required",)),
+    (("elastic", "--trace", LPC, "--policy", "threshold"), ("--policy threshold sizes an elastic pool",
+                                                           "add --mode elastic")),
+    (("elastic", "--trace", LPC, "--mode", "fixed"), ("--mode must be rigid or elastic",)),
+    (("elastic", "--trace", LPC, "--policy", "lifo"), ("--policy must be one of fcfs, sjf, edf, threshold, sarsa",)),
+    (("elastic", "--trace", LPC, "--estimate", "mean"), ("--estimate must be one of oracle, median",)),
+    (("elastic", "--trace", LPC, "--parallel", "many"), ("--parallel must be expand or one",)),
+    (("elastic", "--trace", LPC, "--format", "xls"), ("--format must be parquet or csv",)),
+    (("elastic", "--trace", LPC, "--lambda", "1.5"), ("'--lambda'", "less than or equal to 1", "got '1.5'")),
+    (("elastic", "--trace", LPC, "--first-day", "100000"), (LPC, "no job submitted in the window",
+                                                            "--first-day 100000")),
+    (("elastic", "--trace", LPC, "--first-day", "100000", "--out", "new"), ("no job submitted in the window",)),
+    (("elastic", "--trace", LPC, "--mode", "elastic", "--min-cores", "100"),
+     ("an elastic pool needs 1 <= min_cores <= cores <= max_cores", "got 100, 81, 162")),
+    (("elastic", "--trace", LPC, "--mode", "elastic", "--max-cores", "10"), ("an elastic pool needs",
+                                                                             "got 30, 81, 10")),
+    (("elastic", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
+    (("elastic", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3 (run time unknown")),
+    (("elastic", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("elastic", "sweep", "--trace", LPC, "--policy", "lifo"), ("--policy takes fcfs, sjf, edf, threshold, sarsa",
+                                                                "got 'lifo'")),
+    (("elastic", "sweep", "--trace", LPC, "--lambda", "2"), ("--lambda takes numbers in [0, 1]", "got '2'")),
+    (("elastic", "sweep", "--trace", LPC, "--lambda", "0.5,nan"), ("--lambda takes numbers in [0, 1]", "got 'nan'")),
+    (("elastic", "sweep", "--trace", LPC, "--mode", "fixed"), ("--mode takes rigid, elastic", "got 'fixed'")),
+    (("elastic", "sweep", "--trace", LPC, "--estimate", "mean"), ("--estimate takes oracle, median", "got 'mean'")),
+    (("elastic", "sweep", "--trace", LPC, "--first-day", "100000"), ("no job submitted in the window",)),
+    (("elastic", "sweep", "--trace", LPC, "--backend", "spark"), ("--backend must be one of loky, dask, ray",)),
+    (("elastic", "sweep", "--trace", LPC, "--store", "taken"), ("--store taken", "a store is a directory")),
+    (("elastic", "sweep", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
+    (("elastic", "sweep", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3")),
+    # a bad pool is refused before the trace is read; an empty grid is refused, not run
+    (("elastic", "sweep", "--trace", LPC, "--mode", "elastic", "--min-cores", "100"),
+     ("an elastic pool needs 1 <= min_cores <= cores <= max_cores",)),
+    (("elastic", "sweep", "--trace", LPC, "--mode", "rigid", "--policy", "threshold"),
+     ("no run in the grid", "threshold sizes elastic pools only")),
 ]
+
+
+def case_id(args: tuple[str, ...]) -> str:
+    return " ".join(args).replace(KTH, "KTH").replace(LPC, "LPC")
 
 
 def _boom(*_: Any, **__: Any) -> Any:
@@ -97,7 +137,8 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     for target in ("broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.plan.plan_reservations",
                    "broker.cli.leasing.run_leasing", "broker.cli.leasing.run_constant",
-                   "broker.cli.cluster.simulate_cluster", "broker.cli.backends.sweep", "broker.sweep.run_sweep"):
+                   "broker.cli.cluster.simulate_cluster", "broker.cli.backends.sweep", "broker.sweep.run_sweep",
+                   "broker.cli.elastic.run_elastic"):
         monkeypatch.setattr(target, _boom)
     return tmp_path
 
@@ -109,7 +150,7 @@ def one_line(run: CliRun) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize(("args", "words"), REFUSED, ids=[" ".join(a).replace(KTH, "KTH") for a, _ in REFUSED])
+@pytest.mark.parametrize(("args", "words"), REFUSED, ids=[case_id(a) for a, _ in REFUSED])
 def test_each_mistake_is_refused_in_one_line_before_any_work(workdir: Path, args: tuple[str, ...],
                                                              words: tuple[str, ...]) -> None:
     before = sorted(p.name for p in workdir.iterdir())
@@ -193,7 +234,7 @@ def test_cluster_counts_the_jobs_a_volumes_file_does_not_cover(tmp_path: Path) -
 #: What each command needs besides the option under test to get past its own checks.
 BASE = {"trace info": (KTH,), "leasing": ("--trace", KTH), "leasing sweep": ("--trace", KTH),
         "cluster": ("--synthetic",), "cluster sweep": ("spec.toml",), "advise": ("--trace", KTH),
-        "advise sweep": ("--trace", KTH)}
+        "advise sweep": ("--trace", KTH), "elastic": ("--trace", LPC), "elastic sweep": ("--trace", LPC)}
 
 
 def commands() -> list[tuple[str, Any]]:
