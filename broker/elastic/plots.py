@@ -21,26 +21,34 @@ def utilization_curve(jobs: pd.DataFrame, periods: pd.DataFrame, times: np.ndarr
     ends = jobs["end"].to_numpy()[order]
     work = np.concatenate([[0.0], np.cumsum(jobs["runtime"].to_numpy()[order])])
     done = work[np.searchsorted(ends, times, side="right")]
+    core_s = core_seconds_to(periods, times)
+    return np.divide(done, core_s, out=np.zeros_like(done), where=core_s > 0)
+
+
+def core_seconds_to(periods: pd.DataFrame, times: np.ndarray) -> np.ndarray:
+    """The pool's core-seconds from its start to each of ``times``."""
     start, stop, cores = (periods[c].to_numpy() for c in ("start_s", "end_s", "cores"))
     inside = np.clip(times[:, None], start[None, :], stop[None, :]) - start[None, :]
-    core_s = (inside * cores[None, :]).sum(axis=1)
-    return np.divide(done, core_s, out=np.zeros_like(done), where=core_s > 0)
+    return (inside * cores[None, :]).sum(axis=1)
 
 
 def cores_and_utilization(runs: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], *, title: str = "",
                           points: int = 400) -> Figure:
-    """Left: cores over time (days); right: utilization so far. ``runs``: label -> (jobs table, pool periods)."""
+    """Left: the pool's mean cores per interval (``points`` intervals); right: utilization so far.
+
+    ``runs``: label -> (jobs table, pool periods). A size can change every 15 minutes, which over
+    weeks is a blur: the left panel averages it over intervals of span / ``points``.
+    """
     fig = Figure(figsize=(11, 3.8), layout="constrained")
     left, right = fig.subplots(1, 2)
     t0 = min(float(periods["start_s"].iloc[0]) for _, periods in runs.values())
     for label, (jobs, periods) in runs.items():
-        steps = np.r_[periods["start_s"].to_numpy(), periods["end_s"].to_numpy()[-1]]
-        left.step((steps - t0) / DAY, np.r_[periods["cores"].to_numpy(), periods["cores"].to_numpy()[-1]],
-                  where="post", label=label, linewidth=0.9)
-        times = np.linspace(float(periods["start_s"].iloc[0]), float(periods["end_s"].iloc[-1]), points)[1:]
-        right.plot((times - t0) / DAY, utilization_curve(jobs, periods, times), label=label, linewidth=0.9)
+        times = np.linspace(float(periods["start_s"].iloc[0]), float(periods["end_s"].iloc[-1]), points + 1)
+        mean_cores = np.diff(core_seconds_to(periods, times)) / np.diff(times)
+        left.step((times[:-1] - t0) / DAY, mean_cores, where="post", label=label, linewidth=0.9)
+        right.plot((times[1:] - t0) / DAY, utilization_curve(jobs, periods, times[1:]), label=label, linewidth=0.9)
     left.set_xlabel("days")
-    left.set_ylabel("cores in the pool")
+    left.set_ylabel("cores in the pool (interval mean)")
     right.set_xlabel("days")
     right.set_ylabel("utilization so far")
     right.set_ylim(0, 1.05)
