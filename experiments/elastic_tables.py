@@ -15,7 +15,9 @@ The window: with ``--first-day auto`` (default) the 8-week window, starting on a
 the first job, whose load on ``--cores`` cores is nearest the paper's 0.56 (its LAL log: 81 cores,
 utilization 0.56). ``--days 0`` takes the whole log. ``--figures DIR`` draws the pool's cores and
 utilization over time (the paper's Figure 9) and the responsiveness of interactive jobs (Figures 4
-and 8) for seed 0's runs.
+and 8) for seed 0's runs. ``--frontier 40,60,...`` runs FCFS and SJF on rigid pools of those sizes:
+what the simple rules buy with more cores, against which the elastic runs are placed (a figure
+with ``--figures``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,47 @@ def run_grid(trace: str, common: dict, seeds: int, store: Path, n_jobs: int, lam
     with parallel_config(backend="loky", n_jobs=n_jobs):
         results = run_sweep(elastic_sweep.elastic_cell, todo, store=store)
     return elastic_sweep.sweep_table(todo, results)
+
+
+def run_frontier(trace: str, common: dict, sizes: list[int], store: Path, n_jobs: int) -> pd.DataFrame:
+    """The rules a site runs on rigid pools of each size (the oracle's estimates for SJF): one row per run."""
+    configs = [c for size in sizes for c in elastic_sweep.configs(trace, modes=("rigid",), policies=("fcfs", "sjf"),
+                                                                  **{**common, "cores": size})]
+    todo = cells(configs, name=elastic_sweep.CELL_NAME, root_seed=1)
+    with parallel_config(backend="loky", n_jobs=n_jobs):
+        results = run_sweep(elastic_sweep.elastic_cell, todo, store=store)
+    table = elastic_sweep.sweep_table(todo, results)
+    table["cores"] = [c.config["cores"] for c in todo]
+    return table
+
+
+def frontier_table(frontier: pd.DataFrame) -> str:
+    """Markdown: responsiveness and waiting of the rules on each rigid pool size."""
+    head = ["| cores | policy | w_interactive_mean | w_batch_mean | share_interactive_wait_over_120s | utilization |",
+            "|---|---|---|---|---|---|"]
+    rows = [f"| {row.cores} | {row.policy} | {row.w_interactive_mean:.3f} | {row.w_batch_mean:.3f} | "
+            f"{row.share_interactive_wait_over_120s:.3f} | {row.utilization:.3f} |"
+            for row in frontier.itertuples(index=False)]
+    return "\n".join(head + rows)
+
+
+def frontier_figure(runs: pd.DataFrame, frontier: pd.DataFrame, path: Path, title: str) -> None:
+    """Interactive responsiveness against mean cores: the rigid rules' curves, the elastic runs as points."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    for policy, rows in frontier.groupby("policy"):
+        ax.plot(rows["mean_cores"], rows["w_interactive_mean"], marker="o", label=f"rigid {policy}, pool sizes")
+    markers = iter("sD^vP*Xh")
+    for (policy, lam, estimate), rows in runs[runs["mode"] == "elastic"].groupby(["policy", "lam", "estimate"]):
+        label = f"elastic {policy}" + (f" λ={lam:g}" if policy == "sarsa" else "") + f" {estimate}"
+        ax.scatter(rows["mean_cores"], rows["w_interactive_mean"], marker=next(markers, "o"), label=label)
+    ax.set_xlabel("mean cores")
+    ax.set_ylabel("mean W of interactive jobs")
+    ax.legend(fontsize="x-small")
+    ax.set_title(title)
+    fig.savefig(path, dpi=110)
 
 
 def _cell(values: pd.Series, digits: int = 3) -> str:
@@ -122,6 +165,7 @@ def main() -> None:
     parser.add_argument("--store", default="results/elastic")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--figures", default=None, help="directory for the figures (seed 0)")
+    parser.add_argument("--frontier", default="", help="rigid pool sizes for the rules' frontier, e.g. 40,60,81,120")
     args = parser.parse_args()
     days = None if args.days == 0 else args.days
     jobs = elastic_sweep.window(args.trace)
@@ -141,6 +185,16 @@ def main() -> None:
     print(table(runs, native))
     if missing:
         print(f"(the log records no wait for {missing:,} counted jobs: left out of the native row)")
+    if args.frontier:
+        frontier = run_frontier(args.trace, common, [int(v) for v in args.frontier.split(",")], Path(args.store),
+                                args.n_jobs)
+        print()
+        print(frontier_table(frontier))
+        if args.figures:
+            Path(args.figures).mkdir(parents=True, exist_ok=True)
+            name = Path(args.trace).name.split(".")[0]
+            frontier_figure(runs, frontier, Path(args.figures) / f"elastic-{name}-frontier.png",
+                            f"{name}: responsiveness against cores")
     if args.figures:
         figures(args.trace, common, Path(args.figures))
 

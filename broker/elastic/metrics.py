@@ -5,7 +5,9 @@ end, the ramp-up and draining). Per class (interactive: run time below 900 s): t
 ``W`` (mean, standard deviation, share above 0.9); for interactive jobs the queueing delay (mean,
 standard deviation, share over 2 minutes). For the pool: utilization (the execution time of every
 job over the pool's core-seconds from the first submission to the last termination), mean and peak
-cores, core-hours. Fairness: the mean of ``F`` (:func:`broker.elastic.rewards.fairness`, with each
+cores, core-hours. How often a decision with a choice took the oldest waiting job
+(``share_oldest_first``: 1 for FCFS). Fairness: the mean of ``F``
+(:func:`broker.elastic.rewards.fairness`, with each
 job's actual run time) at each counted job's start, replayed from the schedule.
 
 :func:`native_figures` gives the same job figures for the schedule the log itself recorded (its
@@ -58,6 +60,7 @@ class ElasticSummary(SummaryMixin):
     resizes: int
     core_hours: float
     span_s: float
+    share_oldest_first: float | None = None
     trainings: int = 0
     undefined: dict[str, str] = field(default_factory=dict)
 
@@ -148,7 +151,9 @@ def summarize(world: ElasticWorld, *, policy: str, lam: float, trim: int = 500,
         jobs=n, jobs_counted=int(keep.sum()), decisions=world.decisions, figures=figures,
         utilization=float(jobs.runtime.sum() / core_s) if core_s > 0 else 0.0,
         mean_cores=core_s / span if span > 0 else float(world.size), peak_cores=max(sizes),
-        resizes=len(sizes) - 1, core_hours=core_s / 3600.0, span_s=span, trainings=trainings, undefined=undefined)
+        resizes=len(sizes) - 1, core_hours=core_s / 3600.0, span_s=span,
+        share_oldest_first=world.oldest_first / world.contested if world.contested else None, trainings=trainings,
+        undefined=undefined if world.contested else {**undefined, "share_oldest_first": "no decision had a choice"})
     table = pd.DataFrame({"job_id": jobs.ids, "submit": jobs.submit, "start": world.start, "end": world.end,
                           "wait": wait, "runtime": jobs.runtime, "group": np.asarray(jobs.groups)[jobs.group]
                           if jobs.groups else jobs.group, "interactive": world.interactive,

@@ -183,6 +183,7 @@ class ElasticWorld:
         self.queue = Queue(n)
         self.running: dict[int, float] = {}  # job -> dispatch time
         self.submitted = self.done = self.decisions = 0
+        self.contested = self.oldest_first = 0  # decisions with more than one job waiting; those that took the oldest
         self.work_done = 0.0
         self._core_s, self._core_t = 0.0, self.t0
         groups = jobs.n_groups
@@ -268,6 +269,9 @@ class ElasticWorld:
         if len(self.running) >= self.size:
             raise ConfigError(f"t={t}: no core is free for job {job} on a pool of {self.size} (grow it)")
         self._pending = None
+        if len(decision.queued) > 1:
+            self.contested += 1
+            self.oldest_first += int(job == decision.queued[0])
         self.queue.remove(job)
         self._dispatch(t, job)
         self._check = True

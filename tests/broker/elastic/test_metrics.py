@@ -77,6 +77,16 @@ def test_a_run_summary_and_its_tables_by_hand() -> None:
     assert flat["policy"] == "fcfs" and flat["mode"] == "rigid" and flat["undefined"] == {}
 
 
+def test_how_often_the_oldest_job_went_first() -> None:
+    # one core busy until 100; then 1 (1000 s) and 2 (50 s) wait: FCFS takes 1, SJF takes 2
+    jobs = core_jobs([0, 10, 20], [100, 1000, 50], [0, 0, 0])
+    assert run_elastic(jobs, PoolConfig(1), "fcfs", trim=0).summary.share_oldest_first == 1.0
+    sjf = run_elastic(jobs, PoolConfig(1), "sjf", trim=0).summary
+    assert sjf.share_oldest_first == 0.0 and "share_oldest_first" not in sjf.undefined
+    alone = run_elastic(jobs, PoolConfig(3), "sjf", trim=0).summary  # never more than one job waits
+    assert alone.share_oldest_first is None and alone.undefined["share_oldest_first"] == "no decision had a choice"
+
+
 def test_pool_periods() -> None:
     got = pool_periods([(0.0, 30), (100.0, 40), (1000.0, 35)], 1500.0)
     assert got["core_s"].tolist() == [3000.0, 36000.0, 17500.0]
