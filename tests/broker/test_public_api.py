@@ -31,3 +31,5 @@ def test_the_readme_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     exec(compile(code, "README.md", "exec"), scope)
     assert scope["result"].summary.jobs == len(scope["jobs"]) > 28_000  # type: ignore[attr-defined]
     assert scope["leasing"].summary.twt_s > 0 and scope["cluster"].summary.cost > 0  # type: ignore[attr-defined]
+    pool = scope["pool"].summary  # type: ignore[attr-defined]
+    assert pool.decisions == pool.jobs == 5000 and 30 <= pool.mean_cores <= 162 and pool.policy == "sarsa"
