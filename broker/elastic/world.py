@@ -168,8 +168,6 @@ class ElasticWorld:
 
     def __init__(self, jobs: CoreJobs, pool: PoolConfig, *, recorder: Recorder | None = None,
                  validate: bool = False) -> None:
-        if pool.cores < 1:
-            raise ConfigError("a pool needs cores >= 1")
         n = len(jobs)
         self.jobs, self.pool = jobs, pool
         self.recorder = recorder if recorder is not None else Recorder()
