@@ -10,7 +10,8 @@ One import for notebooks, scripts and the README::
 - Reserved instances (:mod:`broker.planning`): :func:`replay_demand`, :func:`plan_reservations`, :class:`Prices`.
 - A local cluster leasing cloud nodes (:mod:`broker.hybrid`): :func:`run_leasing` with a policy of
   :data:`LEASING_POLICIES` (:class:`Constant`, :class:`RandomCap`, :class:`QLearning`,
-  :class:`EpsilonGreedy`); :func:`balance` against the references.
+  :class:`EpsilonGreedy`, :class:`Sampled`); :func:`balance` against the references; the Gymnasium
+  environment ``cloudbroker/Leasing-v0``.
 - A cluster run wholly on the cloud (:mod:`broker.cloudcluster`): :func:`simulate_cluster` with a
   :class:`ClusterPolicy` and :class:`CloudTerms`; :data:`CLUSTER_POLICIES` names one of each rule.
 - Every world returns a :class:`Result` (``summary``, ``jobs``, ``instances``) and takes a
@@ -41,7 +42,7 @@ _EXPORTS = {
     "run_leasing": "broker.hybrid.policies", "run_constant": "broker.hybrid.policies",
     "LEASING_POLICIES": "broker.hybrid.policies", "Constant": "broker.hybrid.policies",
     "RandomCap": "broker.hybrid.policies", "QLearning": "broker.hybrid.policies",
-    "EpsilonGreedy": "broker.hybrid.policies",
+    "EpsilonGreedy": "broker.hybrid.policies", "Sampled": "broker.hybrid.policies",
     "HybridWorld": "broker.hybrid.world",
     "balance": "broker.hybrid.metrics", "cumulative_balance": "broker.hybrid.metrics",
     "balance_vs_v": "broker.hybrid.plots", "balance_over_time": "broker.hybrid.plots",
@@ -87,6 +88,7 @@ __all__ = [
     "Recorder",
     "ReservationPlan",
     "Result",
+    "Sampled",
     "SarsaConfig",
     "SimulationConfig",
     "balance",
@@ -130,6 +132,7 @@ if TYPE_CHECKING:
         EpsilonGreedy,
         QLearning,
         RandomCap,
+        Sampled,
         run_constant,
         run_leasing,
     )

@@ -3,8 +3,8 @@
 :func:`register_envs` adds them to Gymnasium's registry. ``import broker`` arranges for it to run:
 at once when Gymnasium is already imported, else when Gymnasium is first imported
 (:func:`install`), so that ``import broker`` and the CLI do not pay for importing Gymnasium and
-numpy, and ``gymnasium.make("cloudbroker/Elastic-v0", ...)`` works after ``import broker`` either
-way.
+numpy, and ``gymnasium.make("cloudbroker/Elastic-v0", ...)`` (or ``Leasing-v0``) works after
+``import broker`` either way.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 #: Environment id -> entry point.
 ENVS = {
     "cloudbroker/Elastic-v0": "broker.elastic.env:ElasticEnv",
+    "cloudbroker/Leasing-v0": "broker.hybrid.env:LeasingEnv",
 }
 
 

@@ -26,6 +26,24 @@ from workloads.rigid import RigidJobs, rigid_view
 MAX_STEPS = 1_000_000
 #: The largest site (local nodes M): the learners keep a value per cap 0..M.
 MAX_NODES = 1_000_000
+#: The policies that learn (and take the learning options).
+LEARNERS = ("qlearning", "egreedy", "sampled")
+#: The references a learning step is normalised by, unless --references says otherwise.
+DEFAULT_REFERENCES = "clones"
+
+
+def _above_0(value: float) -> float:
+    """An option callback: a finite number > 0 (with the option's [0, 1] range: (0, 1])."""
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a finite number > 0, got {value}")
+    return value
+
+
+def _below_1(value: float) -> float:
+    """An option callback: a finite number < 1 (with the option's [0, 1] range: [0, 1))."""
+    if not (math.isfinite(value) and value < 1):
+        raise typer.BadParameter(f"must be a finite number < 1, got {value}")
+    return value
 
 
 leasing_app = typer.Typer(help="A local cluster that leases cloud nodes (the Q-learning paper).",
@@ -36,15 +54,31 @@ leasing_app = typer.Typer(help="A local cluster that leases cloud nodes (the Q-l
 def leasing_cmd(
     ctx: typer.Context,
     trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. KTH).")] = None,
-    policy: Annotated[str, typer.Option(help="constant:V, random, qlearning or egreedy.")] = "qlearning",
+    policy: Annotated[str, typer.Option(help="constant:V, random, qlearning, egreedy or sampled.")] = "qlearning",
     nodes: Annotated[int | None, typer.Option(min=1, max=MAX_NODES,
                                               help="Local nodes M (default: the trace header's MaxProcs).")] = None,
     span: Annotated[float, typer.Option(callback=inputs.positive,
                                         help="Policy step (s); the paper's day.")] = 86400.0,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
-    epsilon_k: Annotated[int, typer.Option(min=1, help="Random V evaluated per step by --policy egreedy.")] = 3,
+    offset: Annotated[float, typer.Option(min=0, callback=inputs.finite,
+                                          help="Shift the step grid by this many seconds (less than --span).")] = 0.0,
+    epsilon_k: Annotated[int, typer.Option(min=0, max=MAX_NODES, help="Other V evaluated per step by --policy "
+                                                                      "egreedy (>= 0) or sampled (>= 1).")] = 3,
+    epsilon: Annotated[float, typer.Option(min=0, max=1, callback=inputs.finite,
+                                           help="egreedy: the chance of a random V for a step.")] = 0.1,
+    references: Annotated[str, typer.Option(help="A learning step's references: clones (of the step, V = 0 and V "
+                                                 "unbounded) or runs (two whole runs stepped alongside).")]
+    = DEFAULT_REFERENCES,
+    reward: Annotated[str, typer.Option(help="Balances to rewards: minmax (the paper: best 1, worst 0) or balance "
+                                             "(the balance / 100).")] = "minmax",
+    continue_best: Annotated[bool, typer.Option("--continue-best", help="Continue the step's best clone, not the "
+                                                "chosen one (hindsight: to measure it).")] = False,
+    alpha: Annotated[float, typer.Option(min=0, max=1, callback=_above_0,
+                                         help="The learners' learning rate, in (0, 1].")] = 0.1,
+    gamma: Annotated[float, typer.Option(min=0, max=1, callback=_below_1,
+                                         help="The learners' discount, in [0, 1).")] = 0.1,
     discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the random and egreedy policies.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the random, egreedy and sampled policies.")] = 0,
     lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write the jobs, cloud leases and steps tables and "
                                                  "summary.json here.")] = None,
@@ -59,15 +93,16 @@ def leasing_cmd(
         raise typer.BadParameter("--trace is required")
     if discipline not in ("easy", "conservative"):
         raise typer.BadParameter("--discipline must be easy or conservative")
-    name, params = _policy(policy, seed, epsilon_k)
+    if offset >= span:
+        raise typer.BadParameter(f"--offset {offset:g} must be below --span {span:g}")
+    learning = {"references": references, "reward": reward, "continue_best": continue_best, "alpha": alpha,
+                "gamma": gamma}
+    name, params = _policy(policy, seed, epsilon_k, epsilon, learning)
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient)
     m = _nodes(swf, nodes)
-    try:
-        leasing = LEASING_POLICIES.get(name)(m, **params)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    leasing = LEASING_POLICIES.get(name)(m, **params)
     jobs, report = rigid_view(swf.frame, nodes=m)
     jobs = jobs if limit_jobs is None else jobs.head(limit_jobs)
     inputs.steps(inputs.horizon(jobs.submit, jobs.runtime), span, "--span", "steps", most=MAX_STEPS,
@@ -77,11 +112,14 @@ def leasing_cmd(
     started = time.perf_counter()
     local, unbounded = run_constant(jobs, m, 0, discipline=mode), run_constant(jobs, m, math.inf, discipline=mode)
     with inputs.progress("leasing", len(jobs)) as recorder:
-        run = run_leasing(jobs, m, leasing, step=span, discipline=mode, recorder=recorder)
+        run = run_leasing(jobs, m, leasing, step=span, offset_s=offset, discipline=mode, recorder=recorder)
     s, ref = run.summary, (local.summary.twt_s, unbounded.summary.cloud_cpu_s)
+    settings: dict[str, Any] = {**learning, **{k: params[k] for k in ("epsilon", "k") if k in params}}
     payload = {**s.to_dict(), **counts, "policy": policy, "filter": report.describe(), "twt_ref_s": ref[0],
                "cloud_cpu_ref_s": ref[1], **normalized(s.twt_s, s.cloud_cpu_s, *ref), "span_s": span,
-               "v_per_step": s.caps, "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
+               "offset_s": offset, "v_per_step": s.caps, "cap_mean": float(np.mean(s.caps)) if s.caps else None,
+               "seed": seed, "learning": settings if name in LEARNERS else None,
+               "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         write_result(run, out_dir, fmt=fmt_, summary=payload, frames={"steps": run.steps})
     if as_json:
@@ -111,8 +149,8 @@ def _nodes(swf: Any, nodes: int | None) -> int:
     return int(m)
 
 
-def _policy(text: str, seed: int, k: int) -> tuple[str, dict[str, Any]]:
-    """``constant:V``, ``random``, ``qlearning`` or ``egreedy``: a name of ``LEASING_POLICIES`` and its parameters."""
+def _policy(text: str, seed: int, k: int, epsilon: float, learning: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``constant:V``, ``random`` or a learner: a name of ``LEASING_POLICIES`` and its parameters."""
     name, _, value = text.partition(":")
     if name == "constant":
         try:
@@ -123,8 +161,11 @@ def _policy(text: str, seed: int, k: int) -> tuple[str, dict[str, Any]]:
             raise typer.BadParameter("--policy constant:V needs V >= 0")
         return name, {"v": float(cap)}
     if value or name not in LEASING_POLICIES:
-        raise typer.BadParameter("--policy must be constant:V, random, qlearning or egreedy")
-    return name, {"seed": seed, **({"k": k} if name == "egreedy" else {})}
+        raise typer.BadParameter("--policy must be constant:V, random, qlearning, egreedy or sampled")
+    if name == "random":
+        return name, {"seed": seed}
+    extra = {"epsilon": epsilon, "k": k} if name == "egreedy" else {"k": k} if name == "sampled" else {}
+    return name, {"seed": seed, **extra, **learning}
 
 
 def _print_run(payload: dict[str, Any], title: str) -> None:
@@ -140,7 +181,8 @@ def _print_run(payload: dict[str, Any], title: str) -> None:
 
 
 def _leasing_plots(jobs: RigidJobs, m: int, summary: SweepSummary, folder: Path, random_runs: int,
-                   seed: int) -> list[str]:
+                   seed: int, step: float = 86400.0, offset: float = 0.0,
+                   discipline: Discipline = "easy") -> list[str]:
     """Figures 5 and 6 into ``folder``; Figure 6 replays the references, best V, random runs and Q-learning.
 
     The balances must be defined (``summary.best_v`` set).
@@ -156,7 +198,8 @@ def _leasing_plots(jobs: RigidJobs, m: int, summary: SweepSummary, folder: Path,
     paths = [folder / "balance_vs_v.png", folder / "balance_over_time.png"]
     plots.balance_vs_v(constant, best_v).savefig(paths[0], dpi=110)
     def daily(name: str, **params: Any) -> LeasingResult:
-        return run_leasing(jobs, m, LEASING_POLICIES.get(name)(m, **params))
+        return run_leasing(jobs, m, LEASING_POLICIES.get(name)(m, **params), step=step, offset_s=offset,
+                           discipline=discipline)
 
     ref0, refinf = daily("constant", v=0), daily("constant", v=math.inf)
     curves = {f"constant V = {best_v}": cumulative_balance(daily("constant", v=best_v), ref0, refinf)}
@@ -176,6 +219,10 @@ def leasing_sweep_cmd(
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",
     random_runs: Annotated[int, typer.Option(min=0, help="Runs of the random policy.")] = 1000,
+    span: Annotated[float, typer.Option(callback=inputs.positive, help="Policy step (s); the paper's day.")] = 86400.0,
+    offset: Annotated[float, typer.Option(min=0, callback=inputs.finite,
+                                          help="Shift the step grid by this many seconds (less than --span).")] = 0.0,
+    discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
     backend: Annotated[str, typer.Option(help="loky, dask or ray.")] = "loky",
     scheduler: Annotated[str | None, typer.Option(help="Dask or Ray scheduler address (dask without one: a local "
                                                      "cluster of --n-jobs workers).")] = None,
@@ -191,6 +238,10 @@ def leasing_sweep_cmd(
 ) -> None:
     """Every constant V and repeated random-V runs through the sweep runner (resumable with --store)."""
     backends.check(backend, scheduler)
+    if discipline not in ("easy", "conservative"):
+        raise typer.BadParameter("--discipline must be easy or conservative")
+    if offset >= span:
+        raise typer.BadParameter(f"--offset {offset:g} must be below --span {span:g}")
     inputs.store_dir(store)
     inputs.output_dir(plot, "--plot", force=force)
     swf = inputs.trace(trace)
@@ -199,8 +250,11 @@ def leasing_sweep_cmd(
     view, report = rigid_view(swf.frame, nodes=m)
     counts = inputs.kept(report, len(view), trace)
     jobs = view if limit_jobs is None else view.head(limit_jobs)
+    inputs.steps(inputs.horizon(jobs.submit, jobs.runtime), span, "--span", "steps", most=MAX_STEPS,
+                 hint=" (the paper's step is a day, 86400 s)")
     ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
-                                     random_runs=random_runs, root_seed=seed, limit=limit_jobs)
+                                     random_runs=random_runs, root_seed=seed, limit=limit_jobs, step=span,
+                                     discipline=discipline, offset_s=offset)
     todo = [*ref, *const, *rand]
     results = backends.sweep(sweep_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     by_cap = {int(c.config["params"]["v"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}
@@ -212,7 +266,8 @@ def leasing_sweep_cmd(
         print(f"warning: {trace}: {why}: the balances are undefined{', no figure drawn' if plot else ''}",
               file=sys.stderr)
     elif plot is not None:
-        payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed)
+        payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed, span, offset,
+                                          "conservative" if discipline == "conservative" else "easy")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return

@@ -7,12 +7,20 @@ drives a policy over the whole trace.
 - :class:`Constant`: one cap for the whole run.
 - :class:`RandomCap`: ``V`` drawn uniformly from ``0..M`` each step.
 - :class:`QLearning`: the cap of each step is the greedy action of a :class:`~broker.hybrid.learning.QLearner`
-  that learns from a clone of the site per candidate ``V`` (:func:`~broker.hybrid.learning.learn_step`).
-- :class:`EpsilonGreedy`: the paper's remedy for the cost of evaluating every ``V``: the greedy ``V``,
-  ``V = 0``, every ``V`` at or above the unbounded peak (free) and ``k`` others drawn at random.
+  that learns from a clone of the site per ``V`` (:func:`~broker.hybrid.learning.leasing_step`).
+- :class:`EpsilonGreedy`: the paper's remedy for the cost of evaluating every ``V`` (its §8):
+  epsilon-greedy action selection (a random ``V`` with probability ``epsilon``, else the greedy one)
+  and ``k`` other ``V`` drawn at random evaluated beside it; only the evaluated ``V`` learn.
+- :class:`Sampled`: the greedy ``V`` always, evaluated with ``k`` random others, ``V = 0`` and every
+  ``V`` at or above the step's unbounded peak (those cost nothing); every simulated ``V`` learns.
+  This was ``egreedy`` before it had an epsilon; kept, under its own name, to compare.
 
-:data:`LEASING_POLICIES` names them (``constant``, ``random``, ``qlearning``, ``egreedy``) with their
-parameters, for the CLI and the contract suite.
+The learners take the readings of :mod:`broker.hybrid.learning` as options: ``references``
+(``clones`` or ``runs``), ``reward`` (``minmax`` or ``balance``), ``continue_best`` (hindsight, to
+measure it), ``alpha`` and ``gamma``. :data:`LEASING_POLICIES` names the policies (``constant``,
+``random``, ``qlearning``, ``egreedy``, ``sampled``) with their parameters, for the CLI and the
+contract suite. :func:`run_leasing` drives a policy over the whole trace in steps on a grid that
+``offset_s`` shifts.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from broker.hybrid.learning import QLearner, learn_step
+from broker.hybrid.learning import REWARDS, QLearner, leasing_step, references_of
 from broker.hybrid.metrics import LeasingResult, summarize
 from broker.hybrid.world import HybridWorld, record
 from broker.sim.recorder import Recorder
@@ -92,57 +100,96 @@ class QLearning:
 
     name = "qlearning"
 
-    def __init__(self, m: int, *, alpha: float = 0.1, gamma: float = 0.1, share: bool = True) -> None:
+    def __init__(self, m: int, *, alpha: float = 0.1, gamma: float = 0.1, share: bool = True,
+                 references: str = "clones", reward: str = "minmax", continue_best: bool = False) -> None:
+        if reward not in REWARDS:
+            raise ConfigError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
         self.learner, self.share = QLearner(m, alpha, gamma), share
-
-    def candidates(self) -> list[int]:
-        """The ``V`` evaluated this step: all of them."""
-        return list(range(self.learner.m + 1))
+        self.references, self.reward, self.continue_best = references_of(references), REWARDS[reward], continue_best
 
     def step(self, site: HybridWorld, until: float) -> Step:
-        """Run the step under the greedy ``V`` and its clones; learn from them."""
-        greedy = self.learner.greedy()
-        outcome = learn_step(site, until, self.learner, self.candidates(), greedy, share=self.share)
-        return Step(outcome.site, float(greedy), outcome.simulated)
+        """Run the step under the greedy ``V`` and a clone of every ``V``; learn from all of them."""
+        report = leasing_step(site, until, self.learner.greedy(), self.references,
+                              evaluate=range(self.learner.m + 1), share=self.share, continue_best=self.continue_best)
+        self.learner.update(self.reward(report.balances))
+        return Step(report.site, float(report.cap), report.simulated)
 
 
 class EpsilonGreedy(QLearning):
-    """Q-learning evaluating the greedy ``V`` and ``k`` random others each step (plus the free ones)."""
+    """Epsilon-greedy: a random ``V`` with probability ``epsilon``, else the greedy; ``k`` others evaluated too."""
 
     name = "egreedy"
 
-    def __init__(self, m: int, *, k: int = 3, seed: int | np.random.SeedSequence | None = 0, alpha: float = 0.1,
-                 gamma: float = 0.1, share: bool = True) -> None:
+    def __init__(self, m: int, *, epsilon: float = 0.1, k: int = 3, seed: int | np.random.SeedSequence | None = 0,
+                 **options: object) -> None:
+        if not 0 <= epsilon <= 1:
+            raise ConfigError(f"epsilon-greedy needs epsilon in [0, 1], got {epsilon}")
+        if k < 0:
+            raise ConfigError(f"epsilon-greedy needs k >= 0 other V evaluated per step, got {k}")
+        super().__init__(m, **options)  # type: ignore[arg-type]
+        self.epsilon, self.k, self.rng = epsilon, k, np.random.default_rng(seed)
+
+    def step(self, site: HybridWorld, until: float) -> Step:
+        """Choose the step's ``V``, evaluate it and ``k`` others; update those alone."""
+        m = self.learner.m
+        cap = int(self.rng.integers(m + 1)) if self.rng.random() < self.epsilon else self.learner.greedy()
+        others = [v for v in range(m + 1) if v != cap]
+        drawn = self.rng.choice(others, size=min(self.k, len(others)), replace=False).tolist() if others else []
+        evaluated = {cap, *drawn}
+        report = leasing_step(site, until, cap, self.references, evaluate=evaluated, share=self.share,
+                              continue_best=self.continue_best)
+        self.learner.update(self.reward({v: report.balances[v] for v in evaluated}))
+        return Step(report.site, float(report.cap), report.simulated)
+
+
+class Sampled(QLearning):
+    """The greedy ``V``, evaluated with ``k`` random others, ``V = 0`` and the free ``V``; all of them learn."""
+
+    name = "sampled"
+
+    def __init__(self, m: int, *, k: int = 3, seed: int | np.random.SeedSequence | None = 0,
+                 **options: object) -> None:
         if k < 1:
-            raise ConfigError(f"epsilon-greedy needs k >= 1 random V per step, got {k}")
-        super().__init__(m, alpha=alpha, gamma=gamma, share=share)
+            raise ConfigError(f"the sampled policy needs k >= 1 random V per step, got {k}")
+        super().__init__(m, **options)  # type: ignore[arg-type]
         self.k, self.rng = k, np.random.default_rng(seed)
 
-    def candidates(self) -> list[int]:
-        """The greedy ``V`` and ``k`` drawn without replacement from ``0..m``."""
-        m = self.learner.m
-        return [self.learner.greedy(), *self.rng.choice(m + 1, size=min(self.k, m + 1), replace=False).tolist()]
+    def step(self, site: HybridWorld, until: float) -> Step:
+        """Run the step under the greedy ``V``; evaluate it, ``k`` random ``V`` and the free ones; learn from all."""
+        m, greedy = self.learner.m, self.learner.greedy()
+        drawn = self.rng.choice(m + 1, size=min(self.k, m + 1), replace=False).tolist()
+        evaluate = [0, *drawn] if self.references.clone_zero else drawn
+        report = leasing_step(site, until, greedy, self.references, evaluate=evaluate, free=True, share=self.share,
+                              continue_best=self.continue_best)
+        self.learner.update(self.reward(report.balances))
+        return Step(report.site, float(report.cap), report.simulated)
 
 
-def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float = DAY,
+def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float = DAY, offset_s: float = 0.0,
                 discipline: Discipline = "easy", recorder: Recorder | None = None,
                 validate: bool = False) -> LeasingResult:
-    """Run ``policy`` over the whole trace on an ``m``-node site, in steps of ``step`` seconds."""
+    """Run ``policy`` over the whole trace on an ``m``-node site, in steps of ``step`` seconds.
+
+    The steps end on the grid ``first submission + offset_s + k step``: with ``offset_s`` in ``(0,
+    step)`` the first step is that much shorter (the grid shifted, e.g. by 6 hours).
+    """
     if not step > 0:
         raise ConfigError(f"the policy step must be > 0 s, got {step}")
+    if not 0 <= offset_s < step:
+        raise ConfigError(f"the step grid's offset must lie in [0, step) = [0, {step:g}) s, got {offset_s}")
     site = HybridWorld(jobs, m, discipline, recorder=recorder, validate=validate)
     start, where = record(len(jobs), [])
     rows: list[tuple[float, float, float, float, int]] = []
     simulated, t = 0, site.now
+    until = t + (offset_s if offset_s > 0 else step)
     while not site.finished():
-        until = t + step
         done = policy.step(site, until)
         if done.site is not site:
             done.site.succeed(site)
         site, simulated = done.site, simulated + done.simulated
         rows.append((t, done.cap, site.wait_s, site.cloud_cpu_s, done.simulated))
         record(len(jobs), site.drain_log(), start, where)
-        t = until
+        t, until = until, until + step
     if site._validator is not None:
         site._validator.at_end()
     steps = pd.DataFrame(rows, columns=["start_s", "cap", "twt_s", "cloud_cpu_s", "simulated"])
@@ -151,12 +198,18 @@ def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float =
     return summarize(site, start, where, steps, policy=policy.name, step_s=step, simulated=simulated, q=q)
 
 
+#: The learners' options (besides their own parameters): the readings of :mod:`broker.hybrid.learning`.
+LEARNING_OPTIONS = ("alpha", "gamma", "references", "reward", "continue_best", "share")
+
+
 def _registry() -> Registry[Callable[..., LeasingPolicy]]:
     reg: Registry[Callable[..., LeasingPolicy]] = Registry("leasing policy")
     reg.register("constant", lambda m, *, v=0.0, seed=0: Constant(v))
     reg.register("random", lambda m, *, seed=0: RandomCap(m, seed=seed))
-    reg.register("qlearning", lambda m, *, seed=0, share=True: QLearning(m, share=share))
-    reg.register("egreedy", lambda m, *, k=3, seed=0, share=True: EpsilonGreedy(m, k=k, seed=seed, share=share))
+    reg.register("qlearning", lambda m, *, seed=0, **options: QLearning(m, **options))
+    reg.register("egreedy", lambda m, *, seed=0, epsilon=0.1, k=3, **options: EpsilonGreedy(
+        m, epsilon=epsilon, k=k, seed=seed, **options))
+    reg.register("sampled", lambda m, *, seed=0, k=3, **options: Sampled(m, k=k, seed=seed, **options))
     return reg
 
 

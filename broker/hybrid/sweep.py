@@ -17,11 +17,12 @@ import numpy as np
 from broker.hybrid.metrics import normalized
 from broker.hybrid.policies import DAY, LEASING_POLICIES, run_leasing
 from broker.sweep import Cell, Memo, cells
+from heuristics.backfill import Discipline
 from workloads.cache import load_trace
 from workloads.rigid import RigidJobs, rigid_view
 
 #: The version of the cells' meaning (part of every cell's key): bump it when a cell computes something else.
-CELL_NAME = "leasing-v2"
+CELL_NAME = "leasing-v3"
 #: The rigid views this process has built for cells, by (trace, nodes) (at most four).
 TRACES: Memo[RigidJobs] = Memo(size=4)
 
@@ -40,15 +41,19 @@ def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
 
     ``config``: ``trace`` (path or registry name), ``nodes``, ``limit`` (the first jobs only; optional),
     ``policy`` (a name of :data:`~broker.hybrid.policies.LEASING_POLICIES`), its ``params`` (``"inf"`` for an infinite
-    number, as JSON has none: ``{"v": "inf"}``) and ``step`` (s, a day by default); the seed goes
-    to the policy. Returns ``twt_s``, ``cloud_cpu_s``, ``simulated`` (site runs) and ``cap_mean``.
+    number, as JSON has none: ``{"v": "inf"}``; a learner's readings among them: ``references``,
+    ``reward``, ``continue_best``, ``alpha``, ``gamma``), ``step`` (s, a day by default), ``offset_s``
+    (the step grid's shift, 0 by default) and ``discipline`` (``easy`` by default); the seed goes to
+    the policy. Returns ``twt_s``, ``cloud_cpu_s``, ``simulated`` (site runs) and ``cap_mean``.
     """
     m = int(config["nodes"])
     limit = config.get("limit")
     jobs = rigid_trace(str(config["trace"]), m, None if limit is None else int(limit))
     params = {k: math.inf if v == "inf" else v for k, v in config.get("params", {}).items()}
     policy = LEASING_POLICIES.get(str(config["policy"]))(m, seed=seed, **params)
-    run = run_leasing(jobs, m, policy, step=float(config.get("step", DAY)))
+    discipline: Discipline = "conservative" if config.get("discipline") == "conservative" else "easy"
+    run = run_leasing(jobs, m, policy, step=float(config.get("step", DAY)), offset_s=float(config.get("offset_s", 0.0)),
+                      discipline=discipline)
     s = run.summary
     return {"twt_s": s.twt_s, "cloud_cpu_s": s.cloud_cpu_s, "simulated": s.clones_simulated,
             "cap_mean": float(np.mean(s.caps))}
@@ -78,9 +83,11 @@ class SweepSummary:
 
 
 def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int, root_seed: int = 1,
-                  limit: int | None = None) -> tuple[list[Cell], list[Cell], list[Cell]]:
+                  limit: int | None = None, step: float = DAY, discipline: str = "easy",
+                  offset_s: float = 0.0) -> tuple[list[Cell], list[Cell], list[Cell]]:
     """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
-    base: dict[str, Any] = {"trace": trace, "nodes": nodes, **({} if limit is None else {"limit": limit})}
+    base: dict[str, Any] = {"trace": trace, "nodes": nodes, **({} if limit is None else {"limit": limit}),
+                            "step": step, "discipline": discipline, "offset_s": offset_s}
     ref = cells([{**base, "policy": "constant", "params": {"v": "inf"}}], name=CELL_NAME, root_seed=root_seed)
     const = cells([{**base, "policy": "constant", "params": {"v": v}} for v in v_values], name=CELL_NAME,
                   root_seed=root_seed)

@@ -42,6 +42,7 @@ from broker.hybrid.policies import (
     EpsilonGreedy,
     QLearning,
     RandomCap,
+    Sampled,
     Step,
     run_leasing,
 )
@@ -170,7 +171,8 @@ def rigid_jobs(n: int = 300, m: int = 16, seed: int = 4) -> RigidJobs:
                      estimate=runtime + rng.integers(0, 3000, n), nodes=rng.integers(1, m + 1, n))
 
 
-LEASING_PARAMS = {"constant": {"v": 5.0}, "random": {"seed": 3}, "qlearning": {}, "egreedy": {"seed": 3, "k": 2}}
+LEASING_PARAMS = {"constant": {"v": 5.0}, "random": {"seed": 3}, "qlearning": {}, "egreedy": {"seed": 3, "k": 2},
+                  "sampled": {"seed": 3, "k": 2}}
 
 
 @pytest.mark.parametrize("name", LEASING_POLICIES.names())
@@ -188,8 +190,10 @@ def test_leasing_policy_contract(name: str, discipline: str) -> None:
 
 @pytest.mark.parametrize(("make", "match"), [
     (lambda: Constant(-1.0), "V >= 0"), (lambda: RandomCap(-1), "m >= 0"), (lambda: QLearning(-2), "m >= 0"),
-    (lambda: EpsilonGreedy(16, k=0), "k >= 1"), (lambda: QLearning(16, alpha=2.0), "alpha"),
-    (lambda: EpsilonGreedy(16, gamma=1.0), "gamma"),
+    (lambda: EpsilonGreedy(16, k=-1), "k >= 0"), (lambda: QLearning(16, alpha=2.0), "alpha"),
+    (lambda: EpsilonGreedy(16, gamma=1.0), "gamma"), (lambda: EpsilonGreedy(16, epsilon=-0.1), "epsilon"),
+    (lambda: Sampled(16, k=0), "k >= 1"), (lambda: QLearning(16, references="days"), "references"),
+    (lambda: QLearning(16, reward="rank"), "reward"),
 ])
 def test_leasing_policy_refuses_bad_parameters(make: Any, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -268,7 +268,7 @@ CASES: dict[str, Callable[[], Observed]] = {
     "hybrid/kth/random": leasing(KTH, 100, 5000, "random", seed=7),
     "hybrid/kth/qlearning": leasing(KTH, 100, 5000, "qlearning"),
     "hybrid/kth/qlearning-naive": leasing(KTH, 100, 2000, "qlearning", share=False),
-    "hybrid/kth/epsilon": leasing(KTH, 100, 5000, "egreedy", seed=5, k=3),
+    "hybrid/kth/epsilon": leasing(KTH, 100, 5000, "sampled", seed=5, k=3),  # recorded as egreedy: renamed
     "hybrid/kth/qlearning/conservative": leasing(KTH, 100, 2500, "qlearning", discipline="conservative"),
     "hybrid/kth/constant-12/conservative/6h": leasing(KTH, 100, 4000, "constant", v=12.0,
                                                       discipline="conservative", step=21600.0),
@@ -308,7 +308,7 @@ WHOLE: dict[str, Callable[[], Observed]] = {
     "hybrid/kth/qlearning": leasing(KTH, 100, None, "qlearning"),
     "hybrid/kth/constant-31": leasing(KTH, 100, None, "constant", v=31.0),
     "hybrid/kth/random": leasing(KTH, 100, None, "random", seed=7),
-    "hybrid/kth/epsilon": leasing(KTH, 100, None, "egreedy", seed=5, k=3),
+    "hybrid/kth/epsilon": leasing(KTH, 100, None, "sampled", seed=5, k=3),  # recorded as egreedy: renamed
     "hybrid/sp2/qlearning": leasing(SP2, 128, None, "qlearning"),
     "backfill/kth/conservative": backfill(KTH, 100, None, "conservative"),
     "cluster/egee/default": cluster({"trace": str(trace_path(EGEE)), "seed": 2}, {}),

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from broker.hybrid.learning import QLearner, learn_step, rewards_of
+from broker.hybrid.learning import QLearner, rewards_of
 from broker.hybrid.metrics import LeasingResult, balance
-from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
+from broker.hybrid.policies import LEASING_POLICIES, QLearning, run_constant, run_leasing
 from broker.hybrid.world import CLOUD, LOCAL, HybridWorld, record, replay
 from broker.sim.recorder import Recorder
 from workloads.rigid import RigidJobs
@@ -96,7 +96,7 @@ def test_q_values_follow_the_paper_update() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("policy", ["qlearning", "egreedy"])
+@pytest.mark.parametrize("policy", ["qlearning", "egreedy", "sampled"])
 def test_shared_clones_give_the_same_run_as_simulating_every_v(seed: int, policy: str) -> None:
     rng = np.random.default_rng(seed)
     n, m = 400, 16
@@ -116,14 +116,14 @@ def test_shared_clones_give_the_same_run_as_simulating_every_v(seed: int, policy
 def test_q_learning_step_continues_the_chosen_clone() -> None:
     jobs = rigid([0, 10, 20], [100, 50, 50], [4, 2, 2])
     site = HybridWorld(jobs, 4)
-    learner = QLearner(4)
-    outcome = learn_step(site, 86400.0, learner, range(5), 0)
+    policy = QLearning(4)
+    outcome = policy.step(site, 86400.0)
     # the step ran under V = 0 (the first cap); its clone continues, jobs waited locally
     assert outcome.site.drain_log() == [(0, 0.0, LOCAL), (1, 100.0, LOCAL), (2, 100.0, LOCAL)]
     assert site.now == 0.0 and outcome.site.now == 86400.0
     # V = 0, 1: both wait (twt 170 s, c 0): balance 0. V >= 4: both go out at once (twt 0, c 200 = c_ref):
     # balance 0. V = 2, 3: job 2 waits for job 1's cloud nodes (twt 40 s, c 200): balance -23.5, reward 0
-    np.testing.assert_allclose(learner.q, [0.1, 0.1, 0.0, 0.0, 0.1])
+    np.testing.assert_allclose(policy.learner.q, [0.1, 0.1, 0.0, 0.0, 0.1])
     assert outcome.cap == 0
 
 
@@ -135,7 +135,7 @@ def local_nodes_never_exceed(result, jobs: RigidJobs, m: int) -> bool:
     return bool(np.cumsum(delta[order]).max(initial=0) <= m)
 
 
-@pytest.mark.parametrize("policy", ["random", "qlearning", "egreedy"])
+@pytest.mark.parametrize("policy", ["random", "qlearning", "egreedy", "sampled"])
 def test_stepped_policies_equal_a_replay_of_their_caps(policy: str) -> None:
     # whatever the policy and its clones, the run it reports is the run its caps give
     rng = np.random.default_rng(11)
