@@ -29,7 +29,7 @@ MAX_NODES = 1_000_000
 #: The policies that learn (and take the learning options).
 LEARNERS = ("qlearning", "egreedy", "sampled")
 #: The references a learning step is normalised by, unless --references says otherwise.
-DEFAULT_REFERENCES = "clones"
+DEFAULT_REFERENCES = "runs"
 
 
 def _above_0(value: float) -> float:

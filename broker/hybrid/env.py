@@ -9,7 +9,7 @@ epsilon-greedy policies run: an agent trained here faces their world and their r
   in use over ``M``, the time of day and of the week from Monday 00:00 (fractions, UTC on the trace's
   clock from its ``UnixStartTime``), and the last step's wait and cloud use over ``M x step``.
 - **Reward**: the step's balance (``twt_imp% - c%``) of the chosen cap against the step's references
-  (``references="clones"`` or ``"runs"``, :mod:`broker.hybrid.learning`).
+  (``references="runs"``, the default, or ``"clones"``: :mod:`broker.hybrid.learning`).
 - ``evaluate="all"`` also simulates a clone of the step for every ``V`` and puts every balance in
   ``info["balances"]`` (what Q-learning learns from: a tabular agent updating from them is the
   built-in learner); by default only the chosen cap's (and the references') are there.
@@ -48,7 +48,7 @@ class LeasingEnv(gym.Env[np.ndarray, int]):
 
     def __init__(self, trace: str | None = None, *, jobs: RigidJobs | None = None, nodes: int | None = None,
                  step_s: float = DAY, offset_s: float = 0.0, discipline: Discipline = "easy",
-                 references: str = "clones", evaluate: str = "none", limit_jobs: int | None = None,
+                 references: str = "runs", evaluate: str = "none", limit_jobs: int | None = None,
                  origin: float = 0.0) -> None:
         if (trace is None) == (jobs is None):
             raise ConfigError("give a trace or jobs, not both")

@@ -101,7 +101,7 @@ class QLearning:
     name = "qlearning"
 
     def __init__(self, m: int, *, alpha: float = 0.1, gamma: float = 0.1, share: bool = True,
-                 references: str = "clones", reward: str = "minmax", continue_best: bool = False) -> None:
+                 references: str = "runs", reward: str = "minmax", continue_best: bool = False) -> None:
         if reward not in REWARDS:
             raise ConfigError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
         self.learner, self.share = QLearner(m, alpha, gamma), share

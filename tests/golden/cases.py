@@ -194,7 +194,7 @@ def leasing(trace: str, m: int, n: int | None, policy: str, **kwargs: Any) -> Ca
     def case() -> Observed:
         from broker.hybrid.policies import LEASING_POLICIES, run_leasing
 
-        params = {k: v for k, v in kwargs.items() if k in ("v", "seed", "k", "share")}
+        params = {k: v for k, v in kwargs.items() if k in ("v", "seed", "k", "share", "references")}
         options = {k: v for k, v in kwargs.items() if k not in params}
         return _leasing_observed(run_leasing(rigid_jobs(trace, m, n), m, LEASING_POLICIES.get(policy)(m, **params),
                                              **options))
@@ -266,13 +266,14 @@ CASES: dict[str, Callable[[], Observed]] = {
     "hybrid/kth/constant-31": leasing(KTH, 100, 5000, "constant", v=31.0),
     "hybrid/kth/constant-inf": leasing(KTH, 100, 5000, "constant", v=math.inf),
     "hybrid/kth/random": leasing(KTH, 100, 5000, "random", seed=7),
-    "hybrid/kth/qlearning": leasing(KTH, 100, 5000, "qlearning"),
-    "hybrid/kth/qlearning-naive": leasing(KTH, 100, 2000, "qlearning", share=False),
-    "hybrid/kth/epsilon": leasing(KTH, 100, 5000, "sampled", seed=5, k=3),  # recorded as egreedy: renamed
-    "hybrid/kth/qlearning/conservative": leasing(KTH, 100, 2500, "qlearning", discipline="conservative"),
+    "hybrid/kth/qlearning": leasing(KTH, 100, 5000, "qlearning", references="clones"),
+    "hybrid/kth/qlearning-naive": leasing(KTH, 100, 2000, "qlearning", share=False, references="clones"),
+    "hybrid/kth/epsilon": leasing(KTH, 100, 5000, "sampled", seed=5, k=3, references="clones"),  # was egreedy
+    "hybrid/kth/qlearning/conservative": leasing(KTH, 100, 2500, "qlearning", discipline="conservative",
+                                                  references="clones"),
     "hybrid/kth/constant-12/conservative/6h": leasing(KTH, 100, 4000, "constant", v=12.0,
                                                       discipline="conservative", step=21600.0),
-    "hybrid/sp2/qlearning": leasing(SP2, 128, 5000, "qlearning"),
+    "hybrid/sp2/qlearning": leasing(SP2, 128, 5000, "qlearning", references="clones"),
     "hybrid/sp2/random": leasing(SP2, 128, 5000, "random", seed=2),
     "hybrid/sp2/constant-29": leasing(SP2, 128, 5000, "constant", v=29.0),
     # the plain backfilling replay
@@ -305,11 +306,11 @@ WHOLE: dict[str, Callable[[], Observed]] = {
     "coh/lcg/constant-100/coh": coh_lcg("constant-100", "coh", n=None),
     "coh/lcg/constant-10/coh": coh_lcg("constant-10", "coh", n=None),
     "coh/lcg/heterogeneous/FCFS-SM": coh_lcg("heterogeneous", "FCFS-SM", n=None),
-    "hybrid/kth/qlearning": leasing(KTH, 100, None, "qlearning"),
+    "hybrid/kth/qlearning": leasing(KTH, 100, None, "qlearning", references="clones"),
     "hybrid/kth/constant-31": leasing(KTH, 100, None, "constant", v=31.0),
     "hybrid/kth/random": leasing(KTH, 100, None, "random", seed=7),
-    "hybrid/kth/epsilon": leasing(KTH, 100, None, "sampled", seed=5, k=3),  # recorded as egreedy: renamed
-    "hybrid/sp2/qlearning": leasing(SP2, 128, None, "qlearning"),
+    "hybrid/kth/epsilon": leasing(KTH, 100, None, "sampled", seed=5, k=3, references="clones"),  # was egreedy
+    "hybrid/sp2/qlearning": leasing(SP2, 128, None, "qlearning", references="clones"),
     "backfill/kth/conservative": backfill(KTH, 100, None, "conservative"),
     "cluster/egee/default": cluster({"trace": str(trace_path(EGEE)), "seed": 2}, {}),
     "cluster/egee/keepalive-load": cluster({"trace": str(trace_path(EGEE)), "seed": 2},

@@ -172,6 +172,10 @@ def test_leasing_qlearning_on_kth() -> None:
     assert out["balance"] == pytest.approx(out["twt_imp_pct"] - out["cost_pct"])
     assert 0 <= out["cost_pct"] <= 100 and out["twt_s"] <= out["twt_ref_s"]
     assert all(0 <= v <= 100 for v in out["v_per_step"])
+    # the default reading (whole-run references): well above the random policy's mean balance (14.4 over 1000
+    # runs), spending less than the best constant V (31: c% 44.84) with a smaller cap, as the paper's learner did
+    assert out["learning"]["references"] == "runs" and out["balance"] > 20
+    assert out["cost_pct"] < 44.84 and out["cap_mean"] < 31
 
 
 def test_leasing_constant_cap_zero_is_the_local_reference() -> None:

@@ -68,7 +68,7 @@ def test_q_learning_through_the_environment_is_the_built_in_learner(references: 
 
 def test_the_reward_is_the_steps_balance_and_the_observation_by_hand() -> None:
     # 4 nodes: job 0 (4 nodes, 100 s) at 0; jobs 1 and 2 (2 nodes, 50 s) at 10 and 20; one-day steps
-    env = LeasingEnv(jobs=rigid([0, 10, 20], [100, 50, 50], [4, 2, 2]), nodes=4)
+    env = LeasingEnv(jobs=rigid([0, 10, 20], [100, 50, 50], [4, 2, 2]), nodes=4, references="clones")
     obs, info = env.reset()
     # nothing waits or runs yet at the first submission (time 0 on the trace's clock: midnight, a Thursday)
     np.testing.assert_allclose(obs, [0, 0, 0, 0, 0, 3 / 7, 0, 0])
@@ -81,6 +81,11 @@ def test_the_reward_is_the_steps_balance_and_the_observation_by_hand() -> None:
     np.testing.assert_allclose(obs, [0, 0, 0, 0, 0, 4 / 7, 40 / (4 * 86400), 200 / (4 * 86400)])
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
+    # the default references are the two whole runs: from the start the same references, no V = 0 clone
+    runs = LeasingEnv(jobs=rigid([0, 10, 20], [100, 50, 50], [4, 2, 2]), nodes=4)
+    runs.reset()
+    _, reward, _, _, info = runs.step(2)
+    assert reward == pytest.approx(-400 / 17) and sorted(info["balances"]) == [2] and runs.references_name == "runs"
 
 
 @pytest.mark.parametrize("kwargs", [{"evaluate": "some"}, {"references": "days"}, {"step_s": 0.0},
