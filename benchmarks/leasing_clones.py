@@ -3,10 +3,11 @@
     python benchmarks/leasing_clones.py [--trace PATH] [--repeat 1]
 
 Baseline: one constant-V run of the whole trace (the same engine, one clone a step). Then
-Q-learning evaluating every V in 0..M each day, naively (every clone simulated) and with the clones
-that cannot differ shared (every V >= the unbounded clone's peak), and epsilon-greedy with k random
-V per day. Prints wall times, clones simulated and the ratios to the baseline, and checks that the
-shared and naive runs give the same caps and the same result.
+Q-learning evaluating every V in 0..M each day (the default reading, whole-run references),
+naively (every clone simulated) and with the clones that cannot differ shared, epsilon-greedy
+(epsilon 0.1, the step's V and k = 3 others evaluated) and the sampled policy (k = 3 and the free
+V). Prints wall times, clones simulated and the ratios to the baseline, and checks that the shared
+and naive runs give the same caps and the same result.
 """
 
 from __future__ import annotations
@@ -47,15 +48,17 @@ def main() -> None:
     shared_t, shared = timed(lambda: run_leasing(jobs, m, policy("qlearning")(m)), args.repeat)
     naive_t, naive = timed(lambda: run_leasing(jobs, m, policy("qlearning")(m, share=False)), args.repeat)
     eps_t, eps = timed(lambda: run_leasing(jobs, m, policy("egreedy")(m, k=3)), args.repeat)
+    sampled_t, sampled = timed(lambda: run_leasing(jobs, m, policy("sampled")(m, k=3)), args.repeat)
     rows += [("Q-learning, every V simulated", naive_t, naive), ("Q-learning, shared clones", shared_t, shared),
-             ("epsilon-greedy, k = 3", eps_t, eps)]
+             ("epsilon-greedy, epsilon 0.1, k = 3", eps_t, eps), ("sampled, k = 3", sampled_t, sampled)]
     same = shared.summary.caps == naive.summary.caps and shared.summary.twt_s == naive.summary.twt_s
     print(f"{len(jobs):,} jobs, M = {m}, {len(shared.summary.caps)} daily steps; shared == naive: {same}")
-    print(f"{'run':32} {'wall s':>8} {'x baseline':>11} {'clones':>8}")
+    print(f"{'run':36} {'wall s':>8} {'x baseline':>11} {'clones':>8}")
     for label, wall, run in rows:
         clones = "" if run is None else f"{run.summary.clones_simulated:,}"
-        print(f"{label:32} {wall:8.2f} {wall / base:10.1f}x {clones:>8}")
-    print(f"mean cap: Q {np.mean(shared.summary.caps):.1f}, epsilon {np.mean(eps.summary.caps):.1f}")
+        print(f"{label:36} {wall:8.2f} {wall / base:10.1f}x {clones:>8}")
+    print(f"mean cap: Q {np.mean(shared.summary.caps):.1f}, epsilon {np.mean(eps.summary.caps):.1f}, "
+          f"sampled {np.mean(sampled.summary.caps):.1f}")
 
 
 if __name__ == "__main__":
