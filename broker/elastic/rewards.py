@@ -97,6 +97,8 @@ class RewardBook:
     def terminated(self, job: int, runtime: float, wait: float) -> None:
         """``job`` ended after waiting ``wait`` and running ``runtime`` s."""
         n = int(self.decision_of[job])
+        if n < 0:
+            raise ValueError(f"job {job} ended without a decision that dispatched it")
         self.w[n] = float(responsiveness(runtime, wait))
         self._maybe_ready(n)
 

@@ -147,7 +147,7 @@ class SarsaAgent:
                 self._gram.add(phi[fresh])
                 self._learnt = np.concatenate([self._learnt, np.flatnonzero(fresh)])
             usable = self._learnt
-            if len(usable) < 2:
+            if not len(usable):
                 return 0
             for _ in range(sweeps):
                 q = self.esn.value(phi)

@@ -205,19 +205,24 @@ class ElasticWorld:
         return self.kernel.now
 
     def core_seconds(self, t: float | None = None) -> float:
-        """Cores of the pool integrated from the first submission to ``t`` (default: now)."""
+        """Cores of the pool integrated from the first submission to ``t`` (default: now).
+
+        ``t`` may not lie before the pool's last change of size (the integral is kept from there on);
+        after now it assumes the size stays.
+        """
         t = self.kernel.now if t is None else t
+        if t < self._core_t:
+            raise ValueError(f"core-seconds are kept from the pool's last change at {self._core_t}, not at {t}")
         return self._core_s + self.size * (t - self._core_t)
 
-    def utilization(self, t: float | None = None) -> float:
-        """The paper's ``U``: work of the jobs terminated by ``t`` over the core-seconds to ``t`` (0 before any)."""
-        core_s = self.core_seconds(t)
+    def utilization(self) -> float:
+        """The paper's ``U`` now: work of the jobs terminated so far over the core-seconds so far (0 before any)."""
+        core_s = self.core_seconds()
         return self.work_done / core_s if core_s > 0 else 0.0
 
-    def service(self, t: float | None = None) -> np.ndarray:
-        """Core-seconds each group has received up to ``t``: terminated jobs, and running ones so far."""
-        t = self.kernel.now if t is None else t
-        return self.served + self.run_count * t - self.run_start_sum
+    def service(self) -> np.ndarray:
+        """Core-seconds each group has received so far: terminated jobs, and running ones up to now."""
+        return self.served + self.run_count * self.kernel.now - self.run_start_sum
 
     def drain_completed(self) -> list[int]:
         """The jobs terminated since the last call, in termination order."""

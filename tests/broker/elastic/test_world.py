@@ -209,3 +209,10 @@ def test_the_default_pool_is_the_papers() -> None:
     pool = PoolConfig(elastic=True)
     assert (pool.cores, pool.min_cores, pool.max_cores, pool.hold_s, pool.interactive_s) == (81, 30, 162, 900.0, 900.0)
     assert PoolConfig().ceiling == 81 and pool.ceiling == 162
+
+
+def test_a_job_that_no_decision_dispatched_cannot_end_in_the_book() -> None:
+    book = RewardBook(3, 0.5, elastic=False, shares=np.array([1.0]))
+    book.chose(0, 0, 10.0, np.zeros(1))
+    with pytest.raises(ValueError, match="job 2 ended without a decision that dispatched it"):
+        book.terminated(2, 10.0, 0.0)
