@@ -49,7 +49,7 @@ def main() -> None:
                                    unix_start=swf.header.unix_start_time, time_zone=swf.header.time_zone_string)
     features_s = time.perf_counter() - started
     X = frame[[*CATEGORIES, *NUMBERS]].fillna(0.0).to_numpy()
-    embedded = HeomEmbedding(categorical=[0, 1, 2]).fit(X[:args.skip]).transform(X)
+    embedded = HeomEmbedding(categorical=[0, 1, 2]).fit(X[:args.skip]).embed_together(X)
     y, first = frame["wait_s"].to_numpy(), first_known(frame, "wait_s")
     queries = np.arange(args.skip, args.skip + args.queries)
     print(f"SDSC-BLUE: {len(frame):,} jobs; features of every submission in {features_s:.2f} s; "

@@ -187,7 +187,7 @@ class _Learner:
                                  "tuning_rmse_s": found.rmse, "evaluations": found.evaluations}
         else:
             weight = correlation_weights(X[self.tune], y[self.tune], categorical)
-        embedded = HeomEmbedding(weight.tolist(), categorical).fit(X[:skip]).transform(X)
+        embedded = HeomEmbedding(weight.tolist(), categorical).fit(X[:skip]).embed_together(X)
         got = predict_as_submitted(embedded, y, first, self.rows, n_neighbors=k, width=width)
         return np.nan_to_num(got.mean, nan=0.0), got.std
 

@@ -50,8 +50,12 @@ class HeomEmbedding(TransformerMixin, BaseEstimator):
     """Rows mapped where the weighted HEOM distance is the Euclidean one (module docstring).
 
     Numbers are divided by their range in the data it was fitted on and multiplied by their weight;
-    each category becomes one-hot columns scaled by ``w / sqrt(2)``, plus one column for a value not
-    seen in fitting, so two different values are ``w`` apart whether seen or not.
+    each category becomes one-hot columns scaled by ``w / sqrt(2)``. :meth:`transform` adds one
+    column for any value not seen in fitting (a fixed width, for an estimator's index: an unseen
+    value is ``w`` from every seen one, and a query is compared with indexed rows only).
+    :meth:`embed_together` embeds rows that are compared *with each other*, as the advisor's
+    knowledge base and queries are: each value not seen in fitting gets a column of its own, so two
+    different values are ``w`` apart whether seen or not.
     """
 
     def __init__(self, feature_weights: Sequence[float] | None = None, categorical: Sequence[int] = ()) -> None:
@@ -77,7 +81,14 @@ class HeomEmbedding(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X: Any) -> np.ndarray:
-        """The embedded rows."""
+        """The embedded rows, one column for every value not seen in fitting (a fixed width)."""
+        return self._embed(X, together=False)
+
+    def embed_together(self, X: Any) -> np.ndarray:
+        """The rows of ``X`` embedded to be compared with each other: each unseen value a column of its own."""
+        return self._embed(X, together=True)
+
+    def _embed(self, X: Any, *, together: bool) -> np.ndarray:
         check_is_fitted(self, "scale_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         parts = [X[:, self.numeric_] * self.scale_]
@@ -86,8 +97,15 @@ class HeomEmbedding(TransformerMixin, BaseEstimator):
             blocks = np.split(onehot, np.cumsum([len(c) for c in self.encoder_.categories_])[:-1], axis=1)
             for j, (block, seen) in enumerate(zip(blocks, self.encoder_.categories_, strict=True)):
                 w = self.weights_[self.categorical_[j]] / np.sqrt(2.0)
-                unseen = ~np.isin(X[:, self.categorical_[j]], seen)
-                parts += [block * w, unseen[:, None] * w]
+                values = X[:, self.categorical_[j]]
+                unseen = ~np.isin(values, seen)
+                if together:
+                    new, code = np.unique(values[unseen], return_inverse=True)
+                    extra = np.zeros((len(X), len(new)))
+                    extra[np.flatnonzero(unseen), code] = w
+                else:
+                    extra = unseen[:, None] * w
+                parts += [block * w, extra]
         return np.hstack(parts)
 
 

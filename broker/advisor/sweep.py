@@ -42,7 +42,7 @@ from workloads.errors import ConfigError, InputError
 from workloads.jobs import FilterReport
 
 #: The version of the cells' meaning (part of every cell's key): bump it when a cell computes something else.
-CELL_NAME = "advisor-v2"
+CELL_NAME = "advisor-v3"
 #: The paper's ten speed scenarios, as cells name them.
 PAPER_SPEEDS = tuple(f"linear:{o:g}" for o in PAPER_OVERHEADS)
 #: A cell's options (besides the trace, the protocol and the speeds), in the tidy table's order.

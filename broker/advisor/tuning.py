@@ -59,7 +59,7 @@ def online_rmse(X: np.ndarray, y: np.ndarray, first: np.ndarray, queries: np.nda
     The embedding's ranges and categories are fitted on the first ``fit_rows`` rows. A query with an
     empty past counts as predicting 0.
     """
-    embedded = HeomEmbedding(weights.tolist(), categorical).fit(X[:fit_rows]).transform(X)
+    embedded = HeomEmbedding(weights.tolist(), categorical).fit(X[:fit_rows]).embed_together(X)
     got = predict_as_submitted(embedded, y, first, queries, n_neighbors=k, width=width)
     error = np.nan_to_num(got.mean, nan=0.0) - y[queries]
     return float(np.sqrt(np.mean(error**2)))

@@ -155,3 +155,19 @@ def test_an_embedding_refuses_what_it_was_not_fitted_for() -> None:
     embedding = HeomEmbedding(categorical=[1]).fit(np.array([[0.0, 1.0], [1.0, 2.0]]))
     with pytest.raises(ValueError, match="X has 3 features, but HeomEmbedding is expecting 2 features"):
         embedding.transform(np.zeros((1, 3)))
+
+
+def test_rows_embedded_together_keep_different_unseen_values_apart() -> None:
+    # fitted on users 1 and 2; users 7 and 8 are new: HEOM puts any two different values w apart, seen or not
+    embedding = HeomEmbedding(feature_weights=[3.0], categorical=[0]).fit(np.array([[1.0], [2.0]]))
+    rows = embedding.embed_together(np.array([[7.0], [8.0], [7.0], [1.0], [2.0]]))
+    distance = np.linalg.norm(rows[:, None, :] - rows[None, :, :], axis=-1)
+    np.testing.assert_allclose(distance, 3.0 * (1 - np.eye(5)) * (1 - np.array(
+        [[0, 0, 1, 0, 0], [0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]])), rtol=1e-12)
+    # transform keeps a fixed width (for an estimator's index): an unseen value is w from every seen one
+    fixed = embedding.transform(np.array([[7.0], [1.0]]))
+    assert fixed.shape == (2, 3) and np.linalg.norm(fixed[0] - fixed[1]) == pytest.approx(3.0)
+    # numbers are embedded as transform does
+    mixed = HeomEmbedding(categorical=[1]).fit(np.array([[0.0, 1.0], [10.0, 2.0]]))
+    together = mixed.embed_together(np.array([[5.0, 9.0], [10.0, 1.0]]))
+    assert together[:, 0].tolist() == [0.5, 1.0] and together.shape == (2, 1 + 2 + 1)

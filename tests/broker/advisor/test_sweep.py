@@ -66,10 +66,12 @@ def test_a_cell_is_a_direct_evaluation_of_its_configuration(grid, reference) -> 
     # known values of this window: a cutoff is fitted, and it spares the advisor the slow clouds' losses
     assert off["cutoff_used"] is True and off["cutoff"]["log_alpha"] == pytest.approx(36.0584, abs=1e-3)
     one, ten = off["scenarios"][-2], off["scenarios"][-1]
-    assert (one["jobs_to_cloud"], one["no_cutoff_jobs_to_cloud"], one["oracle_jobs_to_cloud"]) == (162, 504, 365)
-    assert (one["saved_time_s"], one["no_cutoff_saved_time_s"]) == pytest.approx((284_498.0, -8_218_778.0))
-    assert (ten["jobs_to_cloud"], ten["saved_time_s"], ten["no_cutoff_jobs_to_cloud"]) == (0, 0.0, 159)
-    assert (ten["no_cutoff_saved_time_s"], ten["oracle_saved_time_s"]) == pytest.approx((-76_726_360.0, 8_020_334.0))
+    # (recorded; they moved when unseen users stopped sharing one embedding column: 162, 504; 284,498, -8,218,778;
+    # 159 and -76,726,360 before)
+    assert (one["jobs_to_cloud"], one["no_cutoff_jobs_to_cloud"], one["oracle_jobs_to_cloud"]) == (159, 495, 365)
+    assert (one["saved_time_s"], one["no_cutoff_saved_time_s"]) == pytest.approx((420_078.0, -5_069_073.0))
+    assert (ten["jobs_to_cloud"], ten["saved_time_s"], ten["no_cutoff_jobs_to_cloud"]) == (0, 0.0, 152)
+    assert (ten["no_cutoff_saved_time_s"], ten["oracle_saved_time_s"]) == pytest.approx((-39_524_280.0, 8_020_334.0))
     assert on["rmse_wait_promises_alone_s"] == pytest.approx(88_635.397, abs=0.01)
     assert off["rmse_wait_s"] != on["rmse_wait_s"] and off["rmse_run_s"] == on["rmse_run_s"]
     assert "rmse_wait_promises_alone_s" not in off
