@@ -102,3 +102,21 @@ def test_an_action_outside_the_space_is_refused() -> None:
     with pytest.raises(ConfigError, match="outside the action space"):
         env.step(17)
     assert math.isfinite(env.high.sum())
+
+
+def test_q_learning_through_the_environment_gives_the_clis_run() -> None:
+    import json
+
+    from tests.conftest import cloudbroker
+
+    env = gymnasium.make("cloudbroker/Leasing-v0", trace=KTH, limit_jobs=1200, evaluate="all")
+    env.reset()
+    learner, done, info, caps = QLearner(100), False, {}, []
+    while not done:
+        caps.append(float(learner.greedy()))
+        _, _, done, _, info = env.step(learner.greedy())
+        learner.update(rewards_of(info["balances"]))
+    run = cloudbroker("leasing", "--trace", KTH, "--limit-jobs", "1200", "--policy", "qlearning", "--json")
+    cli = json.loads(run.out)
+    assert run.code == 0 and (info["twt_s"], info["cloud_cpu_s"]) == (cli["twt_s"], cli["cloud_cpu_s"])
+    assert cli["learning"]["references"] == "runs" and caps == cli["v_per_step"] and len(caps) > 10
