@@ -96,6 +96,8 @@ class References(Protocol):
     name: str
     #: Whether the step must simulate a clone with ``V = 0`` for them.
     clone_zero: bool
+    #: Site runs of their own that each step advances (counted in the step's ``simulated``).
+    runs_per_step: int
 
     def of_step(self, site: HybridWorld, until: float, zero: HybridWorld | None,
                 unbounded: HybridWorld) -> tuple[float, float]:
@@ -108,6 +110,7 @@ class CloneReferences:
 
     name = "clones"
     clone_zero = True
+    runs_per_step = 0
 
     def of_step(self, site: HybridWorld, until: float, zero: HybridWorld | None,
                 unbounded: HybridWorld) -> tuple[float, float]:
@@ -122,6 +125,7 @@ class RunReferences:
 
     name = "runs"
     clone_zero = False
+    runs_per_step = 2
 
     def __init__(self) -> None:
         self.zero: HybridWorld | None = None
@@ -158,7 +162,8 @@ class StepReport:
     """One step: the site that continues and its cap, the balance of every simulated ``V``, the references.
 
     ``balances`` holds every ``V`` the step simulated (the evaluated ones, the cap, and with clone
-    references ``V = 0``); ``simulated`` counts the site runs the step needed.
+    references ``V = 0``); ``simulated`` counts the site runs the step needed (the references' own
+    runs included).
     """
 
     site: HybridWorld
@@ -192,7 +197,7 @@ def leasing_step(site: HybridWorld, until: float, cap: int, references: Referenc
     balances = {v: balance(c.wait_s - site.wait_s, c.cloud_cpu_s - site.cloud_cpu_s, twt_ref, c_ref).balance
                 for v, c in clones.items()}
     chosen = max(balances, key=lambda v: (balances[v], -v)) if continue_best else cap
-    simulated = 1 + len({id(c) for c in clones.values()} - {id(unbounded)})
+    simulated = 1 + len({id(c) for c in clones.values()} - {id(unbounded)}) + references.runs_per_step
     return StepReport(clones[chosen], chosen, balances, twt_ref, c_ref, simulated)
 
 

@@ -137,3 +137,12 @@ def test_the_readings_are_options_of_every_learner() -> None:
     with pytest.raises(ConfigError, match="epsilon in"):
         EpsilonGreedy(8, epsilon=1.5)
     assert QLearner(3).m == 3
+
+
+def test_a_step_counts_the_site_runs_it_needed() -> None:
+    # the unbounded clone, the cap's clone (V = 1 follows nothing shared: its own run), and with the whole-run
+    # references their two runs stepped alongside; with clone references V = 0's clone is V = 1's (no transfer
+    # of the first step fits under V = 1 either: both wait 170 s)
+    clones = leasing_step(HybridWorld(THREE, 4), 86400.0, 1, CloneReferences())
+    runs = leasing_step(HybridWorld(THREE, 4), 86400.0, 1, RunReferences())
+    assert (clones.simulated, runs.simulated) == (2, 4)
