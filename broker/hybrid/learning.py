@@ -233,12 +233,15 @@ def _shared_clones(site: HybridWorld, until: float, wanted: Sequence[int], unbou
             continue
         while usage[k] <= v:
             k += 1
-        if k == 0:
+        start = k  # a run to a batch's time also takes the later batches of that instant: start before them all
+        while start > 0 and batches[start - 1][0] == batches[k][0]:
+            start -= 1
+        if start == 0:
             clone = site.clone()
         else:
             if walker is None:
                 walker = site.clone()
-            walker.run(batches[k - 1][0], math.inf)
+            walker.run(batches[start - 1][0], math.inf)
             clone = walker.copy()
         clone.run(until, v)
         clones[v] = last = clone
