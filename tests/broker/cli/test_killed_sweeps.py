@@ -16,7 +16,10 @@ import pytest
 from tests.broker.test_orphan import ENV, alive, ended_within
 from tests.conftest import REPO_ROOT, trace_path
 
-CLI = "import sys; from broker.cli import main; sys.exit(main())"
+#: Ctrl-C as at a terminal: a process started in the background of a non-interactive shell (as CI may
+#: start the tests) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt.
+CLI = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+       "from broker.cli import main; sys.exit(main())")
 
 
 def start(*args: str) -> tuple[subprocess.Popen[bytes], list[psutil.Process]]:
