@@ -26,6 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from broker.hybrid.learning import leasing_step, references_of
+from broker.hybrid.policies import first_step_end
 from broker.hybrid.world import HybridWorld
 from heuristics.backfill import Discipline
 from workloads.cache import load_trace
@@ -84,7 +85,7 @@ class LeasingEnv(gym.Env[np.ndarray, int]):
         super().reset(seed=seed)
         self.site = HybridWorld(self.jobs, self.m, self.discipline)
         self.refs = references_of(self.references_name)
-        self.until = self.site.now + (self.offset_s if self.offset_s > 0 else self.step_s)
+        self.until = first_step_end(self.site.now, self.step_s, self.offset_s)
         self.steps = 0
         self._last = (0.0, 0.0)
         return self._observe(), {"twt_s": 0.0, "cloud_cpu_s": 0.0, "step": 0}

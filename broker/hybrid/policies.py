@@ -26,7 +26,7 @@ contract suite. :func:`run_leasing` drives a policy over the whole trace in step
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -109,9 +109,15 @@ class QLearning:
 
     def step(self, site: HybridWorld, until: float) -> Step:
         """Run the step under the greedy ``V`` and a clone of every ``V``; learn from all of them."""
-        report = leasing_step(site, until, self.learner.greedy(), self.references,
-                              evaluate=range(self.learner.m + 1), share=self.share, continue_best=self.continue_best)
-        self.learner.update(self.reward(report.balances))
+        return self._learn(site, until, self.learner.greedy(), range(self.learner.m + 1))
+
+    def _learn(self, site: HybridWorld, until: float, cap: int, evaluate: Iterable[int],
+               learn: Iterable[int] | None = None, **options: bool) -> Step:
+        """One :func:`leasing_step` under ``cap``; the ``V`` in ``learn`` (default: every simulated one) learn."""
+        report = leasing_step(site, until, cap, self.references, evaluate=evaluate, **options, share=self.share,
+                              continue_best=self.continue_best)
+        balances = report.balances if learn is None else {v: report.balances[v] for v in learn}
+        self.learner.update(self.reward(balances))
         return Step(report.site, float(report.cap), report.simulated)
 
 
@@ -136,10 +142,7 @@ class EpsilonGreedy(QLearning):
         others = [v for v in range(m + 1) if v != cap]
         drawn = self.rng.choice(others, size=min(self.k, len(others)), replace=False).tolist() if others else []
         evaluated = {cap, *drawn}
-        report = leasing_step(site, until, cap, self.references, evaluate=evaluated, share=self.share,
-                              continue_best=self.continue_best)
-        self.learner.update(self.reward({v: report.balances[v] for v in evaluated}))
-        return Step(report.site, float(report.cap), report.simulated)
+        return self._learn(site, until, cap, evaluated, learn=evaluated)
 
 
 class Sampled(QLearning):
@@ -159,10 +162,7 @@ class Sampled(QLearning):
         m, greedy = self.learner.m, self.learner.greedy()
         drawn = self.rng.choice(m + 1, size=min(self.k, m + 1), replace=False).tolist()
         evaluate = [0, *drawn] if self.references.clone_zero else drawn
-        report = leasing_step(site, until, greedy, self.references, evaluate=evaluate, free=True, share=self.share,
-                              continue_best=self.continue_best)
-        self.learner.update(self.reward(report.balances))
-        return Step(report.site, float(report.cap), report.simulated)
+        return self._learn(site, until, greedy, evaluate, free=True)
 
 
 def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float = DAY, offset_s: float = 0.0,
@@ -181,7 +181,7 @@ def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float =
     start, where = record(len(jobs), [])
     rows: list[tuple[float, float, float, float, int]] = []
     simulated, t = 0, site.now
-    until = t + (offset_s if offset_s > 0 else step)
+    until = first_step_end(t, step, offset_s)
     while not site.finished():
         done = policy.step(site, until)
         if done.site is not site:
@@ -196,6 +196,11 @@ def run_leasing(jobs: RigidJobs, m: int, policy: LeasingPolicy, *, step: float =
     learner = getattr(policy, "learner", None)  # a learning policy's action values, reported with the run
     q = learner.q.copy() if isinstance(learner, QLearner) else None
     return summarize(site, start, where, steps, policy=policy.name, step_s=step, simulated=simulated, q=q)
+
+
+def first_step_end(start: float, step: float, offset_s: float) -> float:
+    """The end of the first step on the grid ``start + offset_s + k step`` (a whole step when not shifted)."""
+    return start + (offset_s if offset_s > 0 else step)
 
 
 #: The learners' options (besides their own parameters): the readings of :mod:`broker.hybrid.learning`.
