@@ -98,6 +98,7 @@ def leasing_cmd(
     learning = {"references": references, "reward": reward, "continue_best": continue_best, "alpha": alpha,
                 "gamma": gamma}
     name, params = _policy(policy, seed, epsilon_k, epsilon, learning)
+    LEASING_POLICIES.get(name)(1, **params)  # the policy's own checks (none depends on M) before the trace is read
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient)
