@@ -21,7 +21,8 @@ import numpy as np
 from cells import seeds_of, stored
 from joblib import Parallel, delayed
 
-from broker import CohConfig, IppConfig, SimulationConfig, load_price_book, simulate
+from broker import CohConfig, EngineConfig, IppConfig, SimulationConfig, load_price_book, simulate
+from heuristics.occupancy import CAPACITY_RULES, CapacityRule
 from workloads.cache import load_trace
 from workloads.jobs import job_view
 
@@ -29,14 +30,15 @@ TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "LCG-
 REQS = ("heterogeneous", "constant-100", "constant-10")
 
 
-def configs(work: float, max_vms: int | None) -> dict[str, SimulationConfig]:
+def configs(work: float, max_vms: int | None, capacity: CapacityRule = "interval") -> dict[str, SimulationConfig]:
+    engine = EngineConfig(capacity=capacity)
     return {
-        "FCFS-SM": SimulationConfig(CohConfig("FCFS-SM")),
-        "FCFS-LD": SimulationConfig(CohConfig("FCFS-LD")),
-        "FCFS-CFH": SimulationConfig(CohConfig("FCFS-CFH")),
-        "CoH (trio)": SimulationConfig(CohConfig("coh")),
-        "CoH (trio + IPP)": SimulationConfig(CohConfig("coh"), ipp=IppConfig("cpsat", time_limit=work,
-                                                                             deterministic=True, max_vms=max_vms)),
+        "FCFS-SM": SimulationConfig(CohConfig("FCFS-SM"), engine),
+        "FCFS-LD": SimulationConfig(CohConfig("FCFS-LD"), engine),
+        "FCFS-CFH": SimulationConfig(CohConfig("FCFS-CFH"), engine),
+        "CoH (trio)": SimulationConfig(CohConfig("coh"), engine),
+        "CoH (trio + IPP)": SimulationConfig(CohConfig("coh"), engine, ipp=IppConfig(
+            "cpsat", time_limit=work, deterministic=True, max_vms=max_vms)),
     }
 
 
@@ -66,10 +68,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--max-vms", type=int, default=None, help="IPP candidate running VMs (default: all)")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--capacity", default="interval", choices=CAPACITY_RULES,
+                        help="capacity rule (tick: the rule before issue 16)")
     args = parser.parse_args()
     store = Path(args.store)
     store.mkdir(parents=True, exist_ok=True)
-    table = configs(args.work, args.max_vms)
+    table = configs(args.work, args.max_vms, args.capacity)
     labels = args.policies.split(",") if args.policies else list(table)
     cells = [(r, lab, s) for r in args.reqs.split(",") for lab in labels for s in seeds_of(args.seeds)]
     tasks = [delayed(stored)(store / f"{cell_key(args.trace, r, lab, table[lab], s)}.json",

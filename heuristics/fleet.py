@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from heuristics.occupancy import Occupancy
+
 
 @dataclass(frozen=True, slots=True)
 class Batch:
@@ -34,7 +36,7 @@ class Batch:
 
 @dataclass(frozen=True, slots=True)
 class Fleet:
-    """The leased VMs at one tick, one entry per engine slot (dead slots have ``free < 0``).
+    """The leased VMs at one tick, one entry per engine slot (dead slots have ``vm_type < 0``, ``free < 0``).
 
     Times are seconds; capacities in capacity units. Statistics of a VM's current jobs
     (``arr_min``, ``arr_max``, ``dep_*``) are ``nan`` for a VM that hosts none; ``arr_sum`` is the
@@ -46,6 +48,10 @@ class Fleet:
     capacity per dollar (the Cost-Efficient VM-type rule takes the first that holds the job).
     ``rate`` is what one more billing unit of each VM costs ($): its price, or 0 for a reservation
     billed every hour whether it runs or not (a heavy reserved instance).
+    ``occupancy`` is the VMs' hosted jobs as intervals under the interval capacity rule
+    (:mod:`heuristics.occupancy`), ``None`` under the tick rule, where a VM has room for a job when
+    its ``free`` capacity holds it. A slot holds a VM when its ``vm_type`` is not negative (under the
+    interval rule a VM's ``free`` can be below zero: jobs that never overlap share its capacity).
     """
 
     now: float
@@ -67,6 +73,7 @@ class Fleet:
     type_capacity: np.ndarray
     type_order: np.ndarray
     rate: np.ndarray
+    occupancy: Occupancy | None = None
 
     def __len__(self) -> int:
         return len(self.free)

@@ -8,11 +8,13 @@ O(VMs) per choice).
 
 Readings of the paper where it is terse (documented in ``docs/design.md``):
 
-* SM / LM rank by *free* capacity (smallest / largest room left): the heuristics only start
-  Cost-Efficient VMs, so ranking by total capacity would make SM and LM identical to first fit.
+* SM / LM rank by *free* capacity (smallest / largest room left, over the job's interval under the
+  interval capacity rule): the heuristics only start Cost-Efficient VMs, so ranking by total
+  capacity would make SM and LM identical to first fit.
 * LA / EA / LD / ED / LAA / EAA use the arrivals / departures of the jobs a VM currently hosts
   (including those placed earlier in the same call); ED ranks by the earliest departure, EA by the
-  earliest arrival, as the paper defines EA. VMs hosting no job rank after all others.
+  earliest arrival, as the paper defines EA. VMs hosting no job rank after all others (latest
+  departure is defined by a VM's final running job; an idle VM has none), ties to the lowest slot.
 * CFH / FFH rank by the time left until the VM's current billing unit rolls over.
 * Ties go to the lower slot; new VMs come after the existing ones, in the order they were started.
 """

@@ -42,6 +42,7 @@ def plan_reservations_cmd(
     heuristics: Annotated[str, typer.Option(help="CoH members of the demand replay.")] = ",".join(PAPER_TRIO),
     replay_solver: Annotated[str | None, typer.Option(help="Add CoH's integer program (cbc or cpsat, deterministic "
                                                            "work limit of 1) to the demand replay.")] = None,
+    capacity: Annotated[str, typer.Option(help="Capacity rule of the demand replay: interval or tick.")] = "interval",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the workload and the replay.")] = 0,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
@@ -57,7 +58,7 @@ def plan_reservations_cmd(
     prices = _prices(book, term, options, mode, solver)
     members = tuple(h.strip() for h in heuristics.split(",") if h.strip())
     ipp = {"solver": replay_solver, "time_limit": 1.0, "deterministic": True} if replay_solver is not None else None
-    config = configuration({"policy": "coh", "heuristics": members}, {}, ipp, None)
+    config = configuration({"policy": "coh", "heuristics": members}, {"capacity": capacity}, ipp, None)
     demand, source = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed, limit_jobs, interval)
     if growth != 1.0:
         demand = demand.scaled(growth)

@@ -43,6 +43,9 @@ def simulate_cmd(
     drop_status: Annotated[str, typer.Option(help="Also remove jobs with these statuses: failed,cancelled.")] = "",
     price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
     validate: Annotated[bool, typer.Option(help="Check the world's invariants every tick (slower).")] = False,
+    capacity: Annotated[str, typer.Option(help="Capacity rule: interval (a job holds its VM's capacity over its "
+                                                "run) or tick (from the decision tick, the rule before 2026-11).")
+                        ] = "interval",
     solver: Annotated[str | None, typer.Option(help="Add the integer program to --policy coh: cbc or cpsat.")] = None,
     time_limit: Annotated[float, typer.Option(callback=inputs.positive,
                                               help="IPP limit per tick: seconds, or work with --deterministic.")] = 2.0,
@@ -71,7 +74,7 @@ def simulate_cmd(
            "max_vms": ipp_max_vms, "warm_start": warm_start}
     coh = {"policy": policy, "heuristics": tuple(h.strip() for h in heuristics.split(",") if h.strip()),
            "paid_scoring": paid_scoring, "ipp_wins_ties": ipp_wins_ties}
-    engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate}
+    engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate, "capacity": capacity}
     config = configuration(coh, engine, ipp if solver is not None else None, _plan(reservations, policy))
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)

@@ -22,6 +22,7 @@ from broker.coh.ipp import Symmetry
 from broker.pricing.billing import Billing, Charging
 from broker.pricing.book import HEAVY
 from broker.pricing.reservations import ReservationPlan
+from heuristics.occupancy import CAPACITY_RULES, CapacityRule
 from heuristics.registry import HEURISTICS, PAPER_TRIO, Registry
 from solvers.base import Limit, list_solvers
 from workloads.errors import ConfigError
@@ -72,13 +73,19 @@ def _finite(name: str, value: float, *, low: float, strict: bool, unit: str = "s
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
-    """The CoH world: decision ``tick`` and VM ``boot_time`` (s), billing, and ``validate`` (check invariants)."""
+    """The CoH world: decision ``tick`` and VM ``boot_time`` (s), billing, ``validate`` (check invariants).
+
+    ``capacity`` is the capacity rule (:mod:`heuristics.occupancy`): ``"interval"`` holds a job's
+    requirement on its VM over its own run, ``"tick"`` (the rule before issue 16, kept to reproduce
+    the earlier figures) from the decision tick that placed it until it departs.
+    """
 
     tick: float = 10.0
     boot_time: float = 120.0
     charging: Charging = "exact"
     release_margin: float = 10.0
     validate: bool = False
+    capacity: CapacityRule = "interval"
 
     def __post_init__(self) -> None:
         _finite("tick", self.tick, low=0, strict=True)
@@ -86,6 +93,8 @@ class EngineConfig:
         if self.charging not in get_args(Charging):
             raise ConfigError(f"charging must be one of {', '.join(get_args(Charging))}, got {self.charging!r}")
         Billing(self.charging, release_margin=self.release_margin)  # checks the margin
+        if self.capacity not in CAPACITY_RULES:
+            raise ConfigError(f"capacity must be one of {', '.join(CAPACITY_RULES)}, got {self.capacity!r}")
 
     def billing(self, origin: int | float = 0) -> Billing:
         """The billing model, wall-clock hours aligned with the trace origin (Unix time)."""

@@ -3,8 +3,10 @@
 Most ticks of a real trace carry one or two new jobs (LCG: 65 % of the ticks that place jobs).
 With one job the optimum is its cheapest option (a running VM with room, or a new VM of some
 type). With two, it is the cheaper of: each job on its own option (two different running VMs, or
-any new VMs), or both together on one running VM or one new VM. Cost O(VMs). Ties go to the first
-option in the order: running VMs by slot, then types by index; separate before together.
+any new VMs), or both together on one running VM or one new VM that holds both (under the
+interval capacity rule, two jobs that never run at the same time need room only for each alone).
+Cost O(VMs). Ties go to the first option in the order: running VMs by slot, then types by index;
+separate before together.
 """
 
 from __future__ import annotations
@@ -44,17 +46,17 @@ def _two_jobs(inst: IppInstance, costs: np.ndarray) -> tuple[Plan, float]:
 
 
 def _together(inst: IppInstance) -> list[tuple[float, list[int], bool]]:
-    need = float(inst.r.sum())
     out = []
-    running = np.flatnonzero(inst.vm_free >= need)
+    running = np.array([j for j in range(len(inst.vm_slot)) if inst.vm_holds(j, [0, 1])], dtype=np.int64)
     if len(running):
         top = np.maximum(inst.vm_units[running].max(axis=1), inst.vm_base[running])
         extra = (top - inst.vm_base[running]) * inst.vm_hourly[running]
         j = int(running[np.argmin(extra)])
         out.append((float(extra.min()), [j, j], True))
-    for k in np.flatnonzero(inst.type_capacity >= need).tolist():
-        option = len(inst.vm_slot) + k
-        out.append((float(inst.new_units.max() * inst.type_hourly[k]), [option, option], True))
+    for k in range(len(inst.type_capacity)):
+        if inst.type_holds(k, [0, 1]):
+            option = len(inst.vm_slot) + k
+            out.append((float(inst.new_units.max() * inst.type_hourly[k]), [option, option], True))
     return out
 
 

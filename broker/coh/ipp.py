@@ -1,19 +1,27 @@
 """CoH's integer program (paper §3.2, formula 1; ``SPEC.md`` §3), built once, backend-neutral.
 
 An :class:`IppInstance` is one tick's problem in billing units: for each new job its requirement,
-for each candidate running VM its free capacity, hourly price, the units it already needs
-(``base``) and the units it would need to cover each job (``units``), and for each VM type its
-capacity, price and the units a VM started now needs to cover each job. The linearization of the
-``ceil(max(...))`` terms uses one integer variable per VM::
+for each candidate running VM its room for each job, its capacity rows, hourly price, the units it
+already needs (``base``) and the units it would need to cover each job (``units``), and for each VM
+type its capacity, price and the units a VM started now needs to cover each job. The linearization
+of the ``ceil(max(...))`` terms uses one integer variable per VM::
 
     min  sum_j c_j (g_j - base_j) + sum_{t,k} c_k h_tk
     s.t. g_j  >= units[j, i] z_ji                 (running VM j covers job i)
          h_tk >= new_units[i] x_tki               (t-th new VM of type k covers job i)
-         sum_i r_i z_ji <= free_j                 (2)
-         sum_i r_i x_tki <= cap_k y_tk            (3)
+         sum_{i in row} r_i z_ji <= head_jp       (2)  every capacity row p of VM j
+         sum_{i in row} r_i x_tki <= cap_k y_tk   (3)  every capacity row of a new VM
          sum_j z_ji + sum_tk x_tki = 1            (4)
          x_tki <= y_tk                            (5)
          g_j in [base_j, max_i units[j, i]],  h_tk in [0, max_i new_units[i]]
+
+and ``z_ji`` exists only where job i fits VM j alone (``room[j, i] >= r_i``). Capacity rows follow
+the capacity rule (:mod:`heuristics.occupancy`). Under the tick rule a VM has one row, every job
+against its free capacity now. Under the interval rule a row is an instant ``p`` at which two or
+more of the new jobs would run on the VM: the jobs running then, against the capacity less the load
+of the VM's own jobs at ``p``. The load only rises where a job starts, so the instants are the new
+jobs' starts and the hosted jobs' future starts; a row whose jobs are a subset of another's, with no
+less room, is left out, as are single-job rows (the room filter holds them).
 
 Because every billed-unit count is a non-decreasing function of the latest departure, the optimum
 of this model equals formula (1) exactly. Symmetry between identical new VMs can be broken by
@@ -32,21 +40,29 @@ from heuristics.fleet import Plan
 from solvers.model import MipModel
 
 Symmetry = Literal["none", "order", "assign"]
+#: A VM's capacity rows: which jobs each row holds (``[rows, jobs]``) and the room the row leaves them.
+Rows = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True, slots=True)
 class IppInstance:
-    """One tick's IPP in billing units (see the module docstring); arrays indexed [vm, job]."""
+    """One tick's IPP in billing units (see the module docstring); arrays indexed [vm, job].
+
+    ``vm_room[j, i]`` is the room VM j has for job i alone; ``vm_rows[j]`` its capacity rows;
+    ``type_rows`` the rows of a new VM (which jobs run at the same time on it), shared by every type.
+    """
 
     r: np.ndarray
     vm_slot: np.ndarray
-    vm_free: np.ndarray
+    vm_room: np.ndarray
+    vm_rows: tuple[Rows, ...]
     vm_hourly: np.ndarray
     vm_base: np.ndarray
     vm_units: np.ndarray
     type_capacity: np.ndarray
     type_hourly: np.ndarray
     new_units: np.ndarray
+    type_rows: np.ndarray
     n_slots: int
 
     @property
@@ -56,34 +72,48 @@ class IppInstance:
 
     def job_costs(self) -> np.ndarray:
         """Cost ($) of each job alone on each option: ``[jobs, running VMs + types]``, inf if no room."""
-        fits = self.vm_free[:, None] >= self.r[None, :]
+        fits = self.vm_room >= self.r[None, :]
         extra = np.maximum(self.vm_units - self.vm_base[:, None], 0) * self.vm_hourly[:, None]
         running = np.where(fits, extra, np.inf).T
         new = np.where(self.type_capacity[None, :] >= self.r[:, None],
                        self.new_units[:, None] * self.type_hourly[None, :], np.inf)
         return np.hstack([running, new])
 
+    def vm_holds(self, j: int, jobs: list[int]) -> bool:
+        """Whether running VM ``j`` (an index of ``vm_slot``) has room for ``jobs`` together."""
+        if any(self.vm_room[j, i] < self.r[i] for i in jobs):
+            return False
+        mask, head = self.vm_rows[j]
+        return _rows_hold(mask, head, self.r, jobs)
+
+    def type_holds(self, k: int, jobs: list[int]) -> bool:
+        """Whether a new VM of type ``k`` has room for ``jobs`` together."""
+        cap = float(self.type_capacity[k])
+        if any(self.r[i] > cap for i in jobs):
+            return False
+        return _rows_hold(self.type_rows, np.full(len(self.type_rows), cap), self.r, jobs)
+
     def cost(self, plan: Plan) -> float:
         """The IPP objective ($) of a plan over this instance's slots (``inf`` if infeasible here)."""
         slot_to_vm = {int(s): j for j, s in enumerate(self.vm_slot.tolist())}
         latest: dict[int, int] = {}
-        load: dict[int, float] = {}
+        on: dict[int, list[int]] = {}
         for p, t in zip(plan.jobs.tolist(), plan.targets.tolist(), strict=True):
             if t < plan.n_slots and t not in slot_to_vm:
                 return float("inf")
             u = int(self.vm_units[slot_to_vm[t], p]) if t < plan.n_slots else int(self.new_units[p])
             latest[t] = max(latest.get(t, 0), u)
-            load[t] = load.get(t, 0.0) + float(self.r[p])
+            on.setdefault(t, []).append(p)
         total = 0.0
         for t, u in latest.items():
             if t < plan.n_slots:
                 j = slot_to_vm[t]
-                if load[t] > self.vm_free[j] + 1e-9:
+                if not self.vm_holds(j, on[t]):
                     return float("inf")
                 total += (max(u, int(self.vm_base[j])) - int(self.vm_base[j])) * float(self.vm_hourly[j])
             else:
                 k = int(plan.new_types[t - plan.n_slots])
-                if load[t] > self.type_capacity[k] + 1e-9:
+                if not self.type_holds(k, on[t]):
                     return float("inf")
                 total += u * float(self.type_hourly[k])
         return total
@@ -92,6 +122,33 @@ class IppInstance:
         """A valid bound ($): the dearest job's cheapest placement alone ("max single-job cost")."""
         costs = self.job_costs()
         return float(costs.min(axis=1).max()) if self.n_jobs else 0.0
+
+
+def _rows_hold(mask: np.ndarray, head: np.ndarray, r: np.ndarray, jobs: list[int]) -> bool:
+    if not len(mask):
+        return True
+    load = mask[:, jobs].astype(np.float64) @ r[jobs]
+    return bool(np.all(load <= head + 1e-9))
+
+
+def essential_rows(mask: np.ndarray, head: np.ndarray) -> Rows:
+    """The rows of ``(mask, head)`` that hold two or more jobs and that no other row implies.
+
+    Row p is implied by row q when p's jobs are among q's and q leaves no more room; of two equal
+    rows the first stays.
+    """
+    many = mask.sum(axis=1) >= 2
+    mask, head = mask[many], head[many]
+    if len(mask) < 2:
+        return mask, head
+    inside = ~(mask[:, None, :] & ~mask[None, :, :]).any(axis=2)  # inside[p, q]: p's jobs are among q's
+    implies = inside & (head[None, :] <= head[:, None])  # implies[p, q]: q implies p
+    same = implies & implies.T
+    n = len(mask)
+    earlier = np.arange(n)[None, :] < np.arange(n)[:, None]
+    np.fill_diagonal(implies, False)
+    dropped = (implies & (~same | earlier)).any(axis=1)
+    return mask[~dropped], head[~dropped]
 
 
 @dataclass(slots=True)
@@ -174,7 +231,7 @@ def _running_vms(model: MipModel, inst: IppInstance) -> tuple[dict[tuple[int, in
     z: dict[tuple[int, int], int] = {}
     g: dict[int, int] = {}
     for j in range(len(inst.vm_slot)):
-        jobs = [i for i in range(inst.n_jobs) if inst.r[i] <= inst.vm_free[j]]
+        jobs = [i for i in range(inst.n_jobs) if inst.r[i] <= inst.vm_room[j, i]]
         if not jobs:
             continue
         base = int(inst.vm_base[j])
@@ -184,8 +241,12 @@ def _running_vms(model: MipModel, inst: IppInstance) -> tuple[dict[tuple[int, in
             z[(j, i)] = model.add_var(f"z[{j},{i}]")
             if inst.vm_units[j, i] > base:
                 model.add_row([g[j], z[(j, i)]], [1.0, -float(inst.vm_units[j, i])], ">=", 0.0, f"cover[{j},{i}]")
-        model.add_row([z[(j, i)] for i in jobs], [float(inst.r[i]) for i in jobs], "<=", float(inst.vm_free[j]),
-                      f"cap[{j}]")
+        mask, head = inst.vm_rows[j]
+        for p, row in enumerate(mask):
+            held = [i for i in jobs if row[i]]
+            if held:
+                model.add_row([z[(j, i)] for i in held], [float(inst.r[i]) for i in held], "<=", float(head[p]),
+                              f"cap[{j}]" if len(mask) == 1 else f"cap[{j},{p}]")
     return z, g
 
 
@@ -206,9 +267,12 @@ def _new_vms(
                 x[(t, k, i)] = v = model.add_var(f"x[{t},{k},{i}]")
                 model.add_row([h[(t, k)], v], [1.0, -float(inst.new_units[i])], ">=", 0.0, f"hcover[{t},{k},{i}]")
                 model.add_row([v, y[(t, k)]], [1.0, -1.0], "<=", 0.0, f"use[{t},{k},{i}]")
-            model.add_row([x[(t, k, i)] for i in members] + [y[(t, k)]],
-                          [float(inst.r[i]) for i in members] + [-float(inst.type_capacity[k])], "<=", 0.0,
-                          f"newcap[{t},{k}]")
+            for p, row in enumerate(inst.type_rows):
+                held = [i for i in members if row[i]]
+                if held and (len(held) > 1 or len(inst.type_rows) == 1):
+                    model.add_row([x[(t, k, i)] for i in held] + [y[(t, k)]],
+                                  [float(inst.r[i]) for i in held] + [-float(inst.type_capacity[k])], "<=", 0.0,
+                                  f"newcap[{t},{k}]" if len(inst.type_rows) == 1 else f"newcap[{t},{k},{p}]")
             if symmetry != "none" and t > 0:
                 model.add_row([y[(t - 1, k)], y[(t, k)]], [1.0, -1.0], ">=", 0.0, f"order[{t},{k}]")
     return x, y, h

@@ -16,6 +16,7 @@ solver finds no plan: the heuristics are the safety net.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -24,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from broker.coh.exact import MAX_JOBS, solve_exact
-from broker.coh.ipp import IppInstance, Symmetry, build_model
+from broker.coh.ipp import IppInstance, Rows, Symmetry, build_model, essential_rows
 from broker.pricing.billing import Billing
 from heuristics.fleet import Batch, Fleet, Plan
+from heuristics.occupancy import CallRoom
 from solvers.base import Limit, Solver, Status
 
 log = logging.getLogger(__name__)
@@ -37,47 +39,89 @@ def _units(end: np.ndarray, anchor: np.ndarray | float, btu: float) -> np.ndarra
 
 def make_instance(batch: Batch, fleet: Fleet, billing: Billing, hourly: np.ndarray, *,
                   max_vms: int | None = None, paid: bool = False, keep: np.ndarray | None = None) -> IppInstance:
-    """The IPP of one tick (units consistent with :func:`broker.coh.objective.plan_cost`, same ``paid``)."""
-    now, btu = fleet.now, billing.btu
-    slots = np.flatnonzero(fleet.free >= batch.r.min()) if len(batch) else np.empty(0, np.int64)
+    """The IPP of one tick (units consistent with :func:`broker.coh.objective.plan_cost`, same ``paid``).
+
+    Capacity follows the fleet's rule: rows over the jobs' intervals when it carries an
+    :class:`~heuristics.occupancy.Occupancy`, one row against the free capacity now when not.
+    """
+    now, btu, m = fleet.now, billing.btu, len(batch)
+    slots, room, rows = _capacity(batch, fleet)
     start = np.maximum(batch.arrival[None, :], np.maximum(now, fleet.ready_at[slots])[:, None])
     units = _units(start + batch.runtime[None, :], fleet.anchor[slots][:, None], btu)
     last = np.maximum(fleet.last_departure[slots], now) if paid else fleet.last_departure[slots]
     base = _units(last, fleet.anchor[slots], btu)
-    new_dep = np.maximum(batch.arrival, now + fleet.boot_time) + batch.runtime
+    new_start = np.maximum(batch.arrival, now + fleet.boot_time)
+    new_dep = new_start + batch.runtime
+    type_rows = np.ones((1, m), dtype=bool)
+    if fleet.occupancy is not None:
+        type_rows = essential_rows(_running_at(new_start, new_dep, new_start), np.zeros(m))[0]
     inst = IppInstance(
-        r=batch.r.astype(np.float64), vm_slot=slots, vm_free=fleet.free[slots], vm_hourly=fleet.rate[slots],
+        r=batch.r.astype(np.float64), vm_slot=slots, vm_room=room, vm_rows=rows, vm_hourly=fleet.rate[slots],
         vm_base=base, vm_units=units, type_capacity=fleet.type_capacity, type_hourly=hourly,
-        new_units=_units(new_dep, billing.anchor(now), btu), n_slots=len(fleet),
+        new_units=_units(new_dep, billing.anchor(now), btu), type_rows=type_rows, n_slots=len(fleet),
     )
     return reduce_vms(inst, max_vms, keep=keep)
+
+
+def _running_at(start: np.ndarray, end: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """``[points, jobs]``: whether each job runs at each instant."""
+    return (start[None, :] <= points[:, None]) & (points[:, None] < end[None, :])
+
+
+def _capacity(batch: Batch, fleet: Fleet) -> tuple[np.ndarray, np.ndarray, tuple[Rows, ...]]:
+    """Candidate running VMs (room for some job), their room per job and their capacity rows."""
+    m = len(batch)
+    if fleet.occupancy is None:
+        slots = np.flatnonzero(fleet.free >= batch.r.min()) if m else np.empty(0, np.int64)
+        free = fleet.free[slots]
+        rows = tuple((np.ones((1, m), dtype=bool), free[j:j + 1].copy()) for j in range(len(slots)))
+        return slots, np.repeat(free[:, None], m, axis=1), rows
+    room = CallRoom(fleet.occupancy, fleet.capacity, fleet.vm_type, 0)
+    start = np.maximum(batch.arrival[None, :], np.maximum(fleet.now, fleet.ready_at)[:, None])
+    end = start + batch.runtime[None, :]
+    over = np.column_stack([room.over(fleet.free, start[:, i], end[:, i]) for i in range(m)]) if m else \
+        np.empty((len(fleet), 0))
+    fits = over >= batch.r[None, :]
+    slots = np.flatnonzero(fits.any(axis=1))
+    rows = tuple(_vm_rows(room, int(j), start[j], end[j], fits[j]) for j in slots.tolist())
+    return slots, over[slots], rows
+
+
+def _vm_rows(room: CallRoom, j: int, start: np.ndarray, end: np.ndarray, fits: np.ndarray) -> Rows:
+    """The capacity rows of running VM ``j``: instants where two or more of the jobs that fit it run."""
+    hosted_start, hosted_end, hosted_r = (v[0] for v in room.rows(np.array([j])))
+    later = hosted_start[(hosted_start > start.min()) & (hosted_start < end.max())]
+    points = np.unique(np.concatenate((start[fits], later)))
+    mask = _running_at(start, end, points) & fits[None, :]
+    load = _running_at(hosted_start, hosted_end, points).astype(np.float64) @ hosted_r
+    return essential_rows(mask, float(room.capacity[j]) - load)
 
 
 def reduce_vms(inst: IppInstance, max_vms: int | None, *, keep: np.ndarray | None = None) -> IppInstance:
     """Drop running VMs identical to M earlier ones, then keep the ``max_vms`` cheapest to use.
 
-    Slots listed in ``keep`` (those the warm start uses) always stay, so the start remains a
-    feasible point of the reduced model.
+    Identical: the same room, rows, price and units. Slots listed in ``keep`` (those the warm start
+    uses) always stay, so the start remains a feasible point of the reduced model.
     """
     if len(inst.vm_slot) == 0:
         return inst
-    signature = np.column_stack([inst.vm_free, inst.vm_hourly, inst.vm_base, inst.vm_units])
-    _, inverse = np.unique(signature, axis=0, return_inverse=True)
-    rank = np.zeros(len(inverse), dtype=np.int64)
-    seen: dict[int, int] = {}
-    for j, group in enumerate(inverse.ravel().tolist()):
-        rank[j] = seen.get(group, 0)
-        seen[group] = rank[j] + 1
+    rank = np.zeros(len(inst.vm_slot), dtype=np.int64)
+    seen: dict[tuple[bytes, ...], int] = {}
+    for j in range(len(inst.vm_slot)):
+        mask, head = inst.vm_rows[j]
+        key = (inst.vm_room[j].tobytes(), inst.vm_hourly[j].tobytes(), inst.vm_base[j].tobytes(),
+               inst.vm_units[j].tobytes(), mask.tobytes(), head.tobytes())
+        rank[j] = seen.get(key, 0)
+        seen[key] = rank[j] + 1
     forced = np.isin(inst.vm_slot, keep) if keep is not None else np.zeros(len(inst.vm_slot), dtype=bool)
     chosen = np.flatnonzero((rank < inst.n_jobs) | forced)
     if max_vms is not None and len(chosen) > max_vms:
         cheapest = np.where(forced[chosen], -np.inf, inst.job_costs()[:, chosen].min(axis=0))
         chosen = np.sort(chosen[np.lexsort((chosen, cheapest))[:max(max_vms, int(forced.sum()))]])
-    return IppInstance(r=inst.r, vm_slot=inst.vm_slot[chosen], vm_free=inst.vm_free[chosen],
-                       vm_hourly=inst.vm_hourly[chosen], vm_base=inst.vm_base[chosen],
-                       vm_units=inst.vm_units[chosen],
-                       type_capacity=inst.type_capacity, type_hourly=inst.type_hourly, new_units=inst.new_units,
-                       n_slots=inst.n_slots)
+    return dataclasses.replace(inst, vm_slot=inst.vm_slot[chosen], vm_room=inst.vm_room[chosen],
+                               vm_rows=tuple(inst.vm_rows[j] for j in chosen.tolist()),
+                               vm_hourly=inst.vm_hourly[chosen], vm_base=inst.vm_base[chosen],
+                               vm_units=inst.vm_units[chosen])
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from broker.pricing.book import Catalog
 from broker.pricing.reservations import HEAVY_CODE, OD_CODE, OPTIONS
 from broker.sim.ledger import InstanceRecord, Ledger
 from heuristics.fleet import Fleet
+from heuristics.occupancy import IntervalTable
 
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
                  "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
@@ -57,6 +58,7 @@ class Pool:
         self.members: list[set[int]] = []
         self.dirty: set[int] = set()
         self.ledger = Ledger(billing)
+        self.table = IntervalTable(0)
         self._type_order = catalog.efficiency_order()
         self._grow(64)
 
@@ -66,6 +68,7 @@ class Pool:
         for name in _INT_FIELDS:
             self._resize(name, size, np.int64, -1 if name in ("vm_id", "vm_type") else 0)
         self.members.extend(set() for _ in range(size - self.size))
+        self.table.grow(size)
         self.size = size
 
     def _resize(self, name: str, size: int, dtype: type, fill: float) -> None:
@@ -116,8 +119,15 @@ class Pool:
         self._clear_stats(slot)
         return slot
 
-    def add(self, slot: int, job: int, r: float, arrival: float, departure: float, runtime: float) -> None:
-        """Put a job on ``slot``: its capacity is held from now until ``departure``."""
+    def add(self, slot: int, job: int, r: float, arrival: float, departure: float, runtime: float, *,
+            start: float | None = None) -> None:
+        """Put a job that runs from ``start`` (``departure - runtime`` if not given) to ``departure`` on ``slot``.
+
+        ``free`` counts it until it departs; the interval capacity rule reads its interval from the
+        slot's row of :attr:`table`.
+        """
+        start = departure - runtime if start is None else start
+        self.table.add(slot, job, start, departure, r)
         self.free[slot] -= r
         self.members[slot].add(job)
         n = int(self.n_jobs[slot])
@@ -133,6 +143,7 @@ class Pool:
         """A job left ``slot``: free its capacity."""
         self.free[slot] += r
         self.members[slot].discard(job)
+        self.table.remove(job)
         self.n_jobs[slot] -= 1
         self.dirty.add(slot)
 
@@ -157,10 +168,16 @@ class Pool:
             setattr(twin, name, getattr(self, name).copy())
         twin.members = [set(m) for m in self.members]
         twin.dirty, twin._spare, twin.ledger = set(self.dirty), list(self._spare), self.ledger.copy()
+        twin.table = self.table.copy()
         return twin
 
-    def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray) -> Fleet:
-        """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first."""
+    def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray,
+              interval: bool = False) -> Fleet:
+        """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first.
+
+        With ``interval`` (the interval capacity rule) the snapshot carries the hosted jobs'
+        intervals (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`).
+        """
         n = self.n_slots
         if stats:
             self._refresh(arrival, departure)
@@ -172,6 +189,7 @@ class Pool:
             dep_min=self.dep_min[:n], dep_max=self.dep_max[:n],
             btu=self.billing.btu, new_rollover=self.billing.time_to_rollover(self.billing.anchor(now), now),
             type_capacity=self.catalog.capacity, type_order=self._type_order, rate=self.marginal[:n],
+            occupancy=self.table.occupancy(n) if interval else None,
         )
 
     def _clear_stats(self, slot: int) -> None:

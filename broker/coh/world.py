@@ -14,10 +14,12 @@ are scheduled only when something can change: the next job entering the policy's
 while jobs wait unplaced, the tick after a departure or a release.
 
 A job placed at time ``t`` on a VM that is ready at ``ready_at`` starts at ``max(arrival, t,
-ready_at)`` and departs ``runtime`` later; its requirement is held on the VM from ``t`` to its
-departure. The reservations (:mod:`broker.pricing.reservations`) decide which billing option a new
-VM takes; heavy reservations are leased, already booted, at the first tick and kept until the run
-drains. Plain CoH runs get the on-demand-only null object, so nothing here depends on the plan.
+ready_at)`` and departs ``runtime`` later; its requirement is held on the VM over that interval
+(the interval capacity rule, the default) or from ``t`` to its departure (the tick rule of
+``EngineConfig(capacity="tick")``, :mod:`heuristics.occupancy`). The reservations
+(:mod:`broker.pricing.reservations`) decide which billing option a new VM takes; heavy
+reservations are leased, already booted, at the first tick and kept until the run drains. Plain
+CoH runs get the on-demand-only null object, so nothing here depends on the plan.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from broker.sim.kernel import Kernel, Ticker
 from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
 from heuristics.fleet import Batch, Fleet, Plan
+from heuristics.occupancy import peaks
 from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
@@ -110,8 +113,9 @@ class CohWorld:
         self._pending: np.ndarray | None = None
         self.ticks = self.departed = 0
         self.began = math.inf
+        self._interval = config.capacity == "interval"
         self._handlers = (self._depart, self._tick, self._deadline)
-        self._validator = Validator(self) if config.validate else None
+        self._validator = Validator(self, interval=self._interval) if config.validate else None
         self._start()
 
     # -- SimulationView ---------------------------------------------------------------------------
@@ -121,8 +125,9 @@ class CohWorld:
         return self.kernel.now
 
     def fleet(self, *, stats: bool) -> Fleet:
-        """The leased VMs now (see :meth:`broker.coh.pool.Pool.fleet`)."""
-        return self.pool.fleet(self.now, stats=stats, arrival=self.jobs.arrival, departure=self.job_end)
+        """The leased VMs now (:meth:`broker.coh.pool.Pool.fleet`), their jobs' intervals under the interval rule."""
+        return self.pool.fleet(self.now, stats=stats, arrival=self.jobs.arrival, departure=self.job_end,
+                               interval=self._interval)
 
     def vm_idle(self, slot: int) -> bool:
         """Whether the VM in ``slot`` hosts no job."""
@@ -179,7 +184,7 @@ class CohWorld:
         twin._waiting = list(self._waiting)
         twin._handlers = (twin._depart, twin._tick, twin._deadline)
         if self._validator is not None:
-            twin._validator = Validator(twin)
+            twin._validator = Validator(twin, interval=self._interval)
             twin._validator._checked = self._validator._checked
         return twin
 
@@ -232,14 +237,23 @@ class CohWorld:
                                    f"or on a released VM (slot {slot}) at t={now}")
             start = max(self._arrival[i], now, float(pool.ready_at[slot]))
             end = start + self._runtime[i]
-            pool.add(slot, i, self._r[i], self._arrival[i], end, self._runtime[i])
-            if pool.free[slot] < -1e-9:
+            self.job_start[i], self.job_end[i] = start, end
+            pool.add(slot, i, self._r[i], self._arrival[i], end, self._runtime[i], start=start)
+            if pool.free[slot] < -1e-9 and not self._room_over(slot, start, end):
                 raise RuntimeError(f"policy {by}: VM {pool.vm_id[slot]} over capacity at t={now}")
             self.job_slot[i], self.job_vm[i] = slot, pool.vm_id[slot]
-            self.job_start[i], self.job_end[i] = start, end
             self.kernel.schedule(end, DEPARTURE, i)
             placed.add(i)
         return placed
+
+    def _room_over(self, slot: int, start: float, end: float) -> bool:
+        """Under the interval rule, whether the jobs on ``slot`` stay within its capacity over ``[start, end)``."""
+        if not self._interval:
+            return False
+        t = self.pool.table
+        row = slice(slot, slot + 1)
+        load = peaks(t.start[row], t.end[row], t.r[row], np.array([start]), np.array([end]))
+        return float(load[0]) <= float(self.pool.capacity[slot]) + 1e-9
 
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
         option, rate = self.reservations.acquire(vm_type, heavy=heavy)

@@ -77,16 +77,21 @@ def rigid_jobs(name: str, m: int, n: int | None = None) -> Any:
 # -- the CoH world ------------------------------------------------------------------------------------------
 
 def nested(*, policy: str = "coh", solver: str | None = None, reservations: Any = None, **flat: Any) -> Any:
-    """The nested configuration of the flat options the cases were recorded with."""
+    """The nested configuration of the flat options the cases were recorded with.
+
+    The capacity rule is the tick rule unless ``capacity`` says otherwise: the cases recorded before
+    issue 16 ran under it, and keep reproducing their values exactly under it.
+    """
     from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
 
     sections: dict[str, dict[str, Any]] = {"coh": {}, "engine": {}, "ipp": {}}
     names = {"coh": ("heuristics", "lookahead", "paid_scoring", "ipp_wins_ties"),
-             "engine": ("tick", "boot_time", "charging", "release_margin", "validate"),
+             "engine": ("tick", "boot_time", "charging", "release_margin", "validate", "capacity"),
              "ipp": ("time_limit", "deterministic", "threads", "max_jobs", "max_vms", "warm_start")}
     for key, value in flat.items():
         [section] = [s for s, keys in names.items() if key in keys]
         sections[section][key] = value
+    sections["engine"].setdefault("capacity", "tick")
     ipp = IppConfig(solver, **sections["ipp"]) if solver is not None else None
     return SimulationConfig(CohConfig(policy, **sections["coh"]), EngineConfig(**sections["engine"]), ipp,
                             reservations)
@@ -123,9 +128,9 @@ def coh_lcg(reqs: str, policy: str, n: int | None = 3000, **extra: Any) -> Calla
     return lambda: _coh(coh_jobs(LCG, reqs, n), policy=policy, **extra)
 
 
-def coh_ipp(solver: str) -> Observed:
+def coh_ipp(solver: str, capacity: str = "tick") -> Observed:
     return _coh(coh_jobs(LCG, "heterogeneous", 800), policy="coh", solver=solver, time_limit=0.5, deterministic=True,
-                threads=1)
+                threads=1, capacity=capacity)
 
 
 def coh_records() -> Observed:
@@ -140,25 +145,26 @@ def coh_records() -> Observed:
     return out
 
 
-def coh_r_kth() -> Observed:
+def coh_r_kth(capacity: str = "tick") -> Observed:
     from broker.pricing.book import load_price_book
     from broker.pricing.reservations import ReservationPlan
 
     plan = ReservationPlan(1, {("large", "reserved-heavy"): 2, ("large", "reserved-medium"): 3,
                                ("large", "reserved-light"): 2, ("small", "reserved-light"): 1})
     return _coh(coh_jobs(KTH, "heterogeneous", 4000, seed=5), book=load_price_book(), policy="coh-r",
-                reservations=plan)
+                reservations=plan, capacity=capacity)
 
 
-def planner_kth() -> Observed:
-    from broker.coh.config import SimulationConfig
+def planner_kth(capacity: str = "tick") -> Observed:
+    from broker.coh.config import EngineConfig, SimulationConfig
     from broker.planning.demand import replay_demand
     from broker.planning.planner import Prices, plan_reservations
     from broker.pricing.book import load_price_book
 
     book = load_price_book()
     jobs = coh_jobs(KTH, "heterogeneous", 6000, seed=5)
-    demand, result = replay_demand(jobs, book.catalog(), config=SimulationConfig(), seed=2)
+    config = SimulationConfig(engine=EngineConfig(capacity=capacity))  # type: ignore[arg-type]
+    demand, result = replay_demand(jobs, book.catalog(), config=config, seed=2)
     out: Observed = {"replay_cost": result.summary.cost}
     for name in demand.types:
         out[f"demand[{name}]#"] = digest(demand.column(name))
@@ -261,6 +267,17 @@ CASES: dict[str, Callable[[], Observed]] = {
     "coh/lublin/ipp-alone": lublin_default,
     "coh-r/kth": coh_r_kth,
     "planning/kth": planner_kth,
+    # the interval capacity rule (issue 16, the default since): recorded when it came in
+    "coh/lcg/heterogeneous/coh/interval": coh_lcg("heterogeneous", "coh", capacity="interval"),
+    "coh/lcg/constant-100/FCFS-LD/interval": coh_lcg("constant-100", "FCFS-LD", capacity="interval"),
+    "coh/lcg/heterogeneous/FCFS-SM/interval": coh_lcg("heterogeneous", "FCFS-SM", capacity="interval"),
+    "coh/lcg/heterogeneous/LJF-EA/interval": coh_lcg("heterogeneous", "LJF-EA", capacity="interval"),
+    "coh/lcg/heterogeneous/coh/validate/interval": coh_lcg("heterogeneous", "coh", validate=True, n=1500,
+                                                           capacity="interval"),
+    "coh/lcg/ipp-cpsat/interval": lambda: coh_ipp("cpsat", "interval"),
+    "coh/lcg/ipp-cbc/interval": lambda: coh_ipp("cbc", "interval"),
+    "coh-r/kth/interval": lambda: coh_r_kth("interval"),
+    "planning/kth/interval": lambda: planner_kth("interval"),
     # hybrid leasing: KTH (M = 100) and SDSC-SP2 (M = 128) slices
     "hybrid/kth/constant-0": leasing(KTH, 100, 5000, "constant", v=0.0),
     "hybrid/kth/constant-31": leasing(KTH, 100, 5000, "constant", v=31.0),
@@ -306,6 +323,7 @@ WHOLE: dict[str, Callable[[], Observed]] = {
     "coh/lcg/constant-100/coh": coh_lcg("constant-100", "coh", n=None),
     "coh/lcg/constant-10/coh": coh_lcg("constant-10", "coh", n=None),
     "coh/lcg/heterogeneous/FCFS-SM": coh_lcg("heterogeneous", "FCFS-SM", n=None),
+    "coh/lcg/constant-100/FCFS-LD/interval": coh_lcg("constant-100", "FCFS-LD", n=None, capacity="interval"),
     "hybrid/kth/qlearning": leasing(KTH, 100, None, "qlearning", references="clones"),
     "hybrid/kth/constant-31": leasing(KTH, 100, None, "constant", v=31.0),
     "hybrid/kth/random": leasing(KTH, 100, None, "random", seed=7),

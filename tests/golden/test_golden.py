@@ -1,4 +1,8 @@
-"""Every world reproduces the values recorded before the one-kernel redesign, to the last bit."""
+"""Every world reproduces the values recorded before the one-kernel redesign, to the last bit.
+
+The CoH cases of then run under the tick capacity rule they were recorded with; the cases named
+``.../interval`` were recorded when the interval rule came in (issue 16).
+"""
 
 from __future__ import annotations
 

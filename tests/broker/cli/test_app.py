@@ -70,7 +70,8 @@ def test_simulate_writes_tables(tmp_path: Path, fmt: str) -> None:
     # the whole configuration, every field of every section
     assert set(summary["config"]) == {"coh", "engine", "ipp", "reservations"}
     assert set(summary["config"]["coh"]) == {"policy", "heuristics", "lookahead", "paid_scoring", "ipp_wins_ties"}
-    assert set(summary["config"]["engine"]) == {"tick", "boot_time", "charging", "release_margin", "validate"}
+    assert set(summary["config"]["engine"]) == {"tick", "boot_time", "charging", "release_margin", "validate",
+                                                "capacity"}
 
 
 def test_clear_errors() -> None:

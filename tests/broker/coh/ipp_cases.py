@@ -22,9 +22,10 @@ BILLING = Billing()
 
 
 def copy_fleet(fleet: Fleet) -> Fleet:
-    return dataclasses.replace(fleet, **{f.name: np.array(getattr(fleet, f.name), copy=True)
-                                         for f in dataclasses.fields(fleet)
-                                         if isinstance(getattr(fleet, f.name), np.ndarray)})
+    arrays = {f.name: np.array(getattr(fleet, f.name), copy=True) for f in dataclasses.fields(fleet)
+              if isinstance(getattr(fleet, f.name), np.ndarray)}
+    occupancy = fleet.occupancy.frozen() if fleet.occupancy is not None else None
+    return dataclasses.replace(fleet, occupancy=occupancy, **arrays)
 
 
 class Capturing(CohPolicy):

@@ -11,6 +11,7 @@ from broker.pricing.book import HEAVY, LIGHT
 from broker.pricing.reservations import ReservationPlan
 from heuristics.registry import PAPER_TRIO
 from solvers.base import Limit
+from workloads.errors import ConfigError
 
 HEAVY_PLAN = ReservationPlan(1, {("m1.small", HEAVY): 2})
 MIXED_PLAN = ReservationPlan(1, {("m1.small", HEAVY): 2, ("m1.large", LIGHT): 1})
@@ -146,9 +147,16 @@ def test_to_dict_is_the_whole_configuration_as_json_values() -> None:
     assert d["coh"] == {"policy": "coh-r", "heuristics": ["FCFS-SM"], "lookahead": None, "paid_scoring": True,
                         "ipp_wins_ties": True}
     assert d["engine"] == {"tick": 10.0, "boot_time": 120.0, "charging": "exact", "release_margin": 10.0,
-                           "validate": False}
+                           "validate": False, "capacity": "interval"}
     assert d["ipp"]["solver"] == "cpsat" and d["ipp"]["time_limit"] == 2.0
     assert d["reservations"] == {"term_years": 1, "price_book": "ec2-2013", "reservations": [
         {"instance_type": "m1.small", "option": HEAVY, "count": 2}]}
     plain = SimulationConfig().to_dict()
     assert plain["ipp"] is None and plain["reservations"] is None and plain["coh"]["heuristics"] == list(PAPER_TRIO)
+
+
+def test_the_capacity_rule_is_interval_or_tick() -> None:
+    assert EngineConfig().capacity == "interval"
+    assert EngineConfig(capacity="tick").capacity == "tick"
+    with pytest.raises(ConfigError, match="capacity must be one of interval, tick, got 'arrival'"):
+        EngineConfig(capacity="arrival")  # type: ignore[arg-type]

@@ -1,0 +1,207 @@
+"""Room on a VM over a job's own interval: the interval capacity rule.
+
+A job holds its requirement ``r`` over ``[start, end)`` (CoH paper §2: a job ``(r, a, d)`` uses
+``r`` over ``[a, d)``). A VM has room for a new job if, at every instant of the job's interval, the
+requirements of the jobs it hosts then, plus the job's, stay within its capacity: jobs that leave
+before the job starts do not count, nor do jobs that start after it ends.
+
+The old rule (``"tick"``) held a job's requirement from the decision tick that placed it, so a job
+decided 130 s before its arrival saw the capacity of jobs leaving in between as still taken; it is
+kept so that the earlier figures can be reproduced.
+
+:class:`Occupancy` is what a fleet snapshot carries of its VMs' hosted jobs; :class:`CallRoom` is
+the room of every slot over one job's interval during a placement call, counting the jobs placed
+earlier in the same call. The fast path: when every job on a VM is running at the job's start and
+none has left by then (``dep_min > s`` and ``start_max <= s``), the load over the interval is the
+whole load and the room is the plain free capacity; only the other VMs are looked at job by job.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+CapacityRule = Literal["interval", "tick"]
+#: The capacity rules: a job's requirement held over its own interval, or from its decision tick.
+CAPACITY_RULES: tuple[str, ...] = ("interval", "tick")
+
+
+def peaks(start: np.ndarray, end: np.ndarray, r: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Row by row, the largest summed ``r`` of the intervals ``[start, end)`` at any instant of ``[s, e)``.
+
+    ``start``, ``end``, ``r`` are ``[rows, k]`` (an unused entry is ``(-inf, inf, 0)``), ``s`` and
+    ``e`` one window per row. The load only rises where an interval starts, so the instants to look
+    at are ``s`` and the starts inside ``(s, e)``; a row with no start inside is its load at ``s``.
+    """
+    at_s = (start <= s[:, None]) & (end > s[:, None])
+    load: np.ndarray = (at_s * r).sum(axis=1)
+    inside = (start > s[:, None]) & (start < e[:, None])
+    later = np.flatnonzero(inside.any(axis=1))
+    if len(later):
+        st, en, rr = start[later], end[later], r[later]
+        points = np.where(inside[later], st, s[later, None])
+        running = (st[:, None, :] <= points[:, :, None]) & (points[:, :, None] < en[:, None, :])
+        load[later] = np.maximum(load[later], (running * rr[:, None, :]).sum(axis=2).max(axis=1))
+    return load
+
+
+class IntervalTable:
+    """The intervals of the jobs each slot hosts, one row per slot, padded to a common width.
+
+    An unused entry is ``(start, end, r) = (-inf, inf, 0)``: it holds nothing at any instant, never
+    starts inside a window, and leaves a row's earliest end (``dep_min``, ``inf`` for an empty row)
+    and latest start (``start_max``, ``-inf``) to the real entries.
+    """
+
+    def __init__(self, size: int, width: int = 8) -> None:
+        self.start = np.full((size, width), -np.inf)
+        self.end = np.full((size, width), np.inf)
+        self.r = np.zeros((size, width))
+        self.dep_min = np.full(size, np.inf)
+        self.start_max = np.full(size, -np.inf)
+        self._where: dict[int, tuple[int, int]] = {}
+        self._free = [list(range(width)) for _ in range(size)]  # unused columns of each row, as heaps
+
+    def grow(self, size: int) -> None:
+        """Room for ``size`` slots."""
+        more = size - len(self.r)
+        width = self.r.shape[1]
+        self.start = np.vstack((self.start, np.full((more, width), -np.inf)))
+        self.end = np.vstack((self.end, np.full((more, width), np.inf)))
+        self.r = np.vstack((self.r, np.zeros((more, width))))
+        self.dep_min = np.concatenate((self.dep_min, np.full(more, np.inf)))
+        self.start_max = np.concatenate((self.start_max, np.full(more, -np.inf)))
+        self._free.extend(list(range(width)) for _ in range(more))
+
+    def add(self, slot: int, job: int, start: float, end: float, r: float) -> None:
+        """Job ``job`` holds ``r`` on ``slot`` over ``[start, end)``."""
+        if not self._free[slot]:
+            self._widen()
+        col = heapq.heappop(self._free[slot])
+        self.start[slot, col], self.end[slot, col], self.r[slot, col] = start, end, r
+        self.dep_min[slot] = min(self.dep_min[slot], end)
+        self.start_max[slot] = max(self.start_max[slot], start)
+        self._where[job] = (slot, col)
+
+    def remove(self, job: int) -> None:
+        """Job ``job`` left its slot."""
+        slot, col = self._where.pop(job)
+        heapq.heappush(self._free[slot], col)
+        self.start[slot, col], self.end[slot, col], self.r[slot, col] = -np.inf, np.inf, 0.0
+        self.dep_min[slot] = self.end[slot].min()
+        self.start_max[slot] = self.start[slot].max()
+
+    def _widen(self) -> None:
+        size, width = self.r.shape
+        self.start = np.hstack((self.start, np.full((size, width), -np.inf)))
+        self.end = np.hstack((self.end, np.full((size, width), np.inf)))
+        self.r = np.hstack((self.r, np.zeros((size, width))))
+        for free in self._free:
+            free.extend(range(width, 2 * width))
+
+    def copy(self) -> IntervalTable:
+        """An independent copy."""
+        twin = IntervalTable(0, 1)
+        for name in ("start", "end", "r", "dep_min", "start_max"):
+            setattr(twin, name, getattr(self, name).copy())
+        twin._where = dict(self._where)
+        twin._free = [list(free) for free in self._free]
+        return twin
+
+    def occupancy(self, n: int) -> Occupancy:
+        """The snapshot of slots ``[0, n)``: views, valid until the table changes."""
+        return Occupancy(self.start[:n], self.end[:n], self.r[:n], self.dep_min[:n], self.start_max[:n])
+
+
+@dataclass(frozen=True, slots=True)
+class Occupancy:
+    """The jobs each slot of a fleet hosts (placed, not departed), as intervals.
+
+    ``[slots, k]`` rows of :class:`IntervalTable` (an unused entry is ``(-inf, inf, 0)``), and each
+    row's earliest end and latest start.
+    """
+
+    start: np.ndarray
+    end: np.ndarray
+    r: np.ndarray
+    dep_min: np.ndarray
+    start_max: np.ndarray
+
+    def frozen(self) -> Occupancy:
+        """A copy that no longer reads the live run (for keeping a snapshot past its tick)."""
+        return Occupancy(self.start.copy(), self.end.copy(), self.r.copy(), self.dep_min.copy(),
+                         self.start_max.copy())
+
+    def hosted(self, slot: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The starts, ends and requirements of the jobs on ``slot``."""
+        used = self.end[slot] != np.inf
+        return self.start[slot, used], self.end[slot, used], self.r[slot, used]
+
+
+class CallRoom:
+    """The room of each slot over one job's interval, during a call placing ``m`` jobs on a fleet.
+
+    Slots ``[0, n)`` are the fleet's VMs, ``[n, n + m)`` the VMs the call may start; a slot is
+    alive once it holds a VM (``alive`` from the fleet's VM types, then :meth:`opened`). The jobs the
+    call places are kept beside the fleet's (which it only reads).
+    """
+
+    def __init__(self, occupancy: Occupancy, capacity: np.ndarray, vm_type: np.ndarray, m: int) -> None:
+        self.occupancy, self.n = occupancy, len(capacity)
+        self.capacity = np.concatenate((capacity, np.full(m, np.nan)))
+        self.alive = np.concatenate((vm_type >= 0, np.zeros(m, dtype=bool)))
+        self.dep_min = np.concatenate((occupancy.dep_min, np.full(m, np.inf)))
+        self.start_max = np.concatenate((occupancy.start_max, np.full(m, -np.inf)))
+        self._placed: dict[int, tuple[list[float], list[float], list[float]]] = {}
+
+    def opened(self, j: int, capacity: float) -> None:
+        """A new VM of ``capacity`` was started in slot ``j``."""
+        self.alive[j], self.capacity[j] = True, capacity
+
+    def add(self, j: int, start: float, end: float, r: float) -> None:
+        """A job holding ``r`` over ``[start, end)`` was put on slot ``j``."""
+        starts, ends, rs = self._placed.setdefault(j, ([], [], []))
+        starts.append(start)
+        ends.append(end)
+        rs.append(r)
+        self.dep_min[j] = min(self.dep_min[j], end)
+        self.start_max[j] = max(self.start_max[j], start)
+
+    def rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The intervals on ``rows``: the fleet's jobs, then this call's."""
+        occ, n = self.occupancy, self.n
+        if len(rows) and rows.max() < n:
+            start, end, r = occ.start[rows], occ.end[rows], occ.r[rows]
+        else:
+            k = occ.r.shape[1]
+            start, end, r = np.full((len(rows), k), -np.inf), np.full((len(rows), k), np.inf), np.zeros((len(rows), k))
+            old = rows < n
+            start[old], end[old], r[old] = occ.start[rows[old]], occ.end[rows[old]], occ.r[rows[old]]
+        touched = [(p, self._placed[j]) for p, j in enumerate(rows.tolist()) if j in self._placed]
+        if not touched:
+            return start, end, r
+        width = max(len(placed[0]) for _, placed in touched)
+        more = np.full((3, len(rows), width), [[[-np.inf]], [[np.inf]], [[0.0]]])
+        for p, (starts, ends, rs) in touched:
+            more[:, p, :len(starts)] = starts, ends, rs
+        return np.hstack((start, more[0])), np.hstack((end, more[1])), np.hstack((r, more[2]))
+
+    def over(self, free: np.ndarray, s: np.ndarray, e: np.ndarray, *, need: float | None = None) -> np.ndarray:
+        """Room of every slot over ``[s[j], e[j])`` (``-inf`` for a slot without a VM).
+
+        ``free`` is each slot's capacity less every job it hosts or was given in this call, a lower
+        bound of the room and the room itself where every job is running at ``s`` and none ends by
+        then. With ``need``, slots whose ``free`` already holds it keep ``free`` (enough to tell
+        whether a job of that size fits, not to rank by room).
+        """
+        exact = self.alive & ((self.dep_min <= s) | (self.start_max > s))
+        if need is not None:
+            exact &= free < need
+        room = np.where(self.alive, free, -np.inf)
+        rows = np.flatnonzero(exact)
+        if len(rows):
+            room[rows] = self.capacity[rows] - peaks(*self.rows(rows), s[rows], e[rows])
+        return room
