@@ -81,6 +81,19 @@ def test_clear_errors() -> None:
     assert bad.code != 0 and "FCFS-XYZ" in bad.err
 
 
+def test_simulate_takes_the_capacity_rule_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    lcg = str(trace_path("LCG-2005-1.swf.gz"))
+    args = ("simulate", "--trace", lcg, "--limit-jobs", "3000", "--reqs", "constant-100", "--policy", "FCFS-LD")
+    interval = invoke(*args, "--json", "--out", str(tmp_path / "i"))
+    tick = invoke(*args, "--capacity", "tick", "--json", "--out", str(tmp_path / "t"))
+    assert interval["cost"] < tick["cost"]  # jobs leaving before a job arrives no longer hold its room
+    for out, rule in (("i", "interval"), ("t", "tick")):
+        summary = json.loads((tmp_path / out / "summary.json").read_text())
+        assert summary["config"]["engine"]["capacity"] == rule
+    bad = cloudbroker(*args, "--capacity", "arrival")
+    assert bad.code == 2 and "capacity must be one of interval, tick, got 'arrival'" in bad.err
+
+
 @pytest.mark.parametrize("backend", ["cpsat", "cbc"])
 def test_simulate_with_the_ipp_deterministic(backend: str) -> None:
     args = ("simulate", "--synthetic", "--synthetic-jobs", "300", "--seed", "3", "--solver", backend,

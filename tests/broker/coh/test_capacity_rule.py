@@ -170,3 +170,17 @@ def test_an_idle_vm_ranks_after_every_vm_hosting_a_job_and_idle_ties_go_to_the_l
     rng = np.random.default_rng(0)
     assert HEURISTICS.get("FCFS-LD").plan(batch([1130.0], [100.0], [100.0]), f, rng).targets.tolist() == [1]
     assert HEURISTICS.get("FCFS-LD").plan(batch([1130.0], [100.0], [350.0]), f, rng).targets.tolist() == [0]
+
+
+@pytest.mark.slow
+def test_fcfs_ld_on_all_of_kth_costs_at_least_1_percent_less_and_the_tick_rule_gives_the_old_cost() -> None:
+    from tests.conftest import trace_path
+    from workloads.cache import load_trace
+    from workloads.jobs import job_view
+
+    swf = load_trace(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+    jobs, _ = job_view(swf.frame, reqs="constant-100", seed=1, origin=swf.header.unix_start_time or 0)
+    cost = {rule: simulate(jobs, CATALOG, seed=1, config=SimulationConfig(
+        CohConfig("FCFS-LD"), EngineConfig(capacity=rule))).summary.cost for rule in ("tick", "interval")}
+    assert cost["tick"] == pytest.approx(6918.60, abs=0.005)  # the figure before the interval rule (issue 16)
+    assert cost["interval"] <= 0.99 * cost["tick"]
