@@ -107,6 +107,26 @@ def test_two_jobs_one_after_the_other_share_one_new_vm_only_under_the_interval_r
         assert inst.cost(model.decode(result.values)) == pytest.approx(vms * LARGE)
 
 
+@pytest.mark.parametrize(("runtime_y", "interval", "vms"), [(100.0, True, 0), (101.0, True, 1), (100.0, False, 1)])
+def test_a_job_placed_earlier_in_the_call_counts_over_its_own_interval_whatever_the_order(
+        runtime_y: float, interval: bool, vms: int) -> None:
+    # An idle large VM. LJF places X (r=300, [1000, 1500)) first, then Y (r=200, arriving at 900):
+    # Y over [900, 1000) ends exactly as X starts and shares the VM; over [900, 1001) it meets X at
+    # 1000 (500 > 410) and needs a new VM, as it always does under the tick rule (room 110).
+    f = fleet_with_a(interval=interval, a_end=0.0)
+    f = dataclasses.replace(f, free=np.full(1, 410.0), n_jobs=np.zeros(1, np.int64))
+    if interval:
+        f = dataclasses.replace(f, occupancy=IntervalTable(1).occupancy(1))
+    jobs = batch([900.0, 1000.0], [runtime_y, 500.0], [200.0, 300.0])
+    plan = HEURISTICS.get("LJF-FFH").plan(jobs, f, np.random.default_rng(0))
+    assert plan.jobs.tolist() == [1, 0]
+    assert plan.targets.tolist() == [0, 0 if vms == 0 else 1]
+    assert len(plan.new_types) == vms
+    inst = make_instance(jobs, f, BILLING, CATALOG.hourly, paid=True)
+    together = Plan(jobs=np.array([0, 1]), targets=np.array([0, 0]), new_types=np.array([], np.int64), n_slots=1)
+    assert np.isfinite(inst.cost(together)) == (vms == 0)
+
+
 def run(arrival_b: float, capacity: str) -> tuple[int, float]:
     table = JobTable.from_arrays(arrival=np.array([0.0, arrival_b]), runtime=np.array([1000.0, 500.0]),
                                  r=np.array([400.0, 400.0]), origin=0)
