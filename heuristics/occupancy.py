@@ -33,18 +33,25 @@ def peaks(start: np.ndarray, end: np.ndarray, r: np.ndarray, s: np.ndarray, e: n
     """Row by row, the largest summed ``r`` of the intervals ``[start, end)`` at any instant of ``[s, e)``.
 
     ``start``, ``end``, ``r`` are ``[rows, k]`` (an unused entry is ``(-inf, inf, 0)``), ``s`` and
-    ``e`` one window per row. The load only rises where an interval starts, so the instants to look
-    at are ``s`` and the starts inside ``(s, e)``; a row with no start inside is its load at ``s``.
+    ``e`` one window per row. The load at ``s``, then, for a row with a start inside the window, a
+    sweep over its starts and ends in time order (an end before a start at the same instant: ``[start, end)`` is half open): after
+    the last event at an instant the running sum is the load there, and no partial sum at an instant
+    exceeds the load just before or at it, so the peak is the largest running sum at an event inside
+    ``(s, e)``, or the load at ``s``.
     """
     at_s = (start <= s[:, None]) & (end > s[:, None])
     load: np.ndarray = (at_s * r).sum(axis=1)
-    inside = (start > s[:, None]) & (start < e[:, None])
-    later = np.flatnonzero(inside.any(axis=1))
-    if len(later):
-        st, en, rr = start[later], end[later], r[later]
-        points = np.where(inside[later], st, s[later, None])
-        running = (st[:, None, :] <= points[:, :, None]) & (points[:, :, None] < en[:, None, :])
-        load[later] = np.maximum(load[later], (running * rr[:, None, :]).sum(axis=2).max(axis=1))
+    later = np.flatnonzero(((start > s[:, None]) & (start < e[:, None])).any(axis=1))
+    if not len(later):
+        return load
+    start, end, r, s, e = start[later], end[later], r[later], s[later], e[later]
+    used = np.flatnonzero((end != np.inf).any(axis=0))
+    start, end, r = start[:, used], end[:, used], r[:, used]
+    times, deltas = np.hstack((start, end)), np.hstack((r, -r))
+    order = np.lexsort((deltas, times), axis=1)
+    times, running = np.take_along_axis(times, order, axis=1), np.take_along_axis(deltas, order, axis=1).cumsum(axis=1)
+    inside = (times > s[:, None]) & (times < e[:, None])
+    load[later] = np.maximum(load[later], np.where(inside, running, -np.inf).max(axis=1))
     return load
 
 
@@ -180,6 +187,8 @@ class CallRoom:
             start, end, r = np.full((len(rows), k), -np.inf), np.full((len(rows), k), np.inf), np.zeros((len(rows), k))
             old = rows < n
             start[old], end[old], r[old] = occ.start[rows[old]], occ.end[rows[old]], occ.r[rows[old]]
+        if not self._placed:
+            return start, end, r
         touched = [(p, self._placed[j]) for p, j in enumerate(rows.tolist()) if j in self._placed]
         if not touched:
             return start, end, r
