@@ -33,11 +33,11 @@ def peaks(start: np.ndarray, end: np.ndarray, r: np.ndarray, s: np.ndarray, e: n
     """Row by row, the largest summed ``r`` of the intervals ``[start, end)`` at any instant of ``[s, e)``.
 
     ``start``, ``end``, ``r`` are ``[rows, k]`` (an unused entry is ``(-inf, inf, 0)``), ``s`` and
-    ``e`` one window per row. The load at ``s``, then, for a row with a start inside the window, a
-    sweep over its starts and ends in time order (an end before a start at the same instant: ``[start, end)`` is half open): after
-    the last event at an instant the running sum is the load there, and no partial sum at an instant
-    exceeds the load just before or at it, so the peak is the largest running sum at an event inside
-    ``(s, e)``, or the load at ``s``.
+    ``e`` one window per row. The load at ``s``; then, for a row with a start inside the window, a
+    sweep over its starts and ends in time order, an end before a start at the same instant
+    (``[start, end)`` is half open). After the last event at an instant the running sum is the load
+    there, and no partial sum at an instant exceeds the load just before or at it, so the peak is
+    the largest running sum at an event inside ``(s, e)``, or the load at ``s``.
     """
     at_s = (start <= s[:, None]) & (end > s[:, None])
     load: np.ndarray = (at_s * r).sum(axis=1)
