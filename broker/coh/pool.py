@@ -49,7 +49,7 @@ class Pool:
     rate: np.ndarray
     marginal: np.ndarray
 
-    def __init__(self, catalog: Catalog, billing: Billing, boot_time: float) -> None:
+    def __init__(self, catalog: Catalog, billing: Billing, boot_time: float, *, intervals: bool = True) -> None:
         self.catalog, self.billing, self.boot_time = catalog, billing, boot_time
         self.size = 0
         self.n_slots = 0
@@ -58,7 +58,8 @@ class Pool:
         self.members: list[set[int]] = []
         self.dirty: set[int] = set()
         self.ledger = Ledger(billing)
-        self.table = IntervalTable(0)
+        # the hosted jobs' intervals, kept only for the interval capacity rule
+        self.table: IntervalTable | None = IntervalTable(0) if intervals else None
         self._type_order = catalog.efficiency_order()
         self._grow(64)
 
@@ -68,7 +69,8 @@ class Pool:
         for name in _INT_FIELDS:
             self._resize(name, size, np.int64, -1 if name in ("vm_id", "vm_type") else 0)
         self.members.extend(set() for _ in range(size - self.size))
-        self.table.grow(size)
+        if self.table is not None:
+            self.table.grow(size)
         self.size = size
 
     def _resize(self, name: str, size: int, dtype: type, fill: float) -> None:
@@ -126,8 +128,8 @@ class Pool:
         ``free`` counts it until it departs; the interval capacity rule reads its interval from the
         slot's row of :attr:`table`.
         """
-        start = departure - runtime if start is None else start
-        self.table.add(slot, job, start, departure, r)
+        if self.table is not None:
+            self.table.add(slot, job, departure - runtime if start is None else start, departure, r)
         self.free[slot] -= r
         self.members[slot].add(job)
         n = int(self.n_jobs[slot])
@@ -143,7 +145,8 @@ class Pool:
         """A job left ``slot``: free its capacity."""
         self.free[slot] += r
         self.members[slot].discard(job)
-        self.table.remove(job)
+        if self.table is not None:
+            self.table.remove(job)
         self.n_jobs[slot] -= 1
         self.dirty.add(slot)
 
@@ -168,15 +171,14 @@ class Pool:
             setattr(twin, name, getattr(self, name).copy())
         twin.members = [set(m) for m in self.members]
         twin.dirty, twin._spare, twin.ledger = set(self.dirty), list(self._spare), self.ledger.copy()
-        twin.table = self.table.copy()
+        twin.table = self.table.copy() if self.table is not None else None
         return twin
 
-    def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray,
-              interval: bool = False) -> Fleet:
+    def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray) -> Fleet:
         """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first.
 
-        With ``interval`` (the interval capacity rule) the snapshot carries the hosted jobs'
-        intervals (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`).
+        Under the interval capacity rule the snapshot carries the hosted jobs' intervals
+        (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`).
         """
         n = self.n_slots
         if stats:
@@ -189,7 +191,7 @@ class Pool:
             dep_min=self.dep_min[:n], dep_max=self.dep_max[:n],
             btu=self.billing.btu, new_rollover=self.billing.time_to_rollover(self.billing.anchor(now), now),
             type_capacity=self.catalog.capacity, type_order=self._type_order, rate=self.marginal[:n],
-            occupancy=self.table.occupancy(n) if interval else None,
+            occupancy=self.table.occupancy(n) if self.table is not None else None,
         )
 
     def _clear_stats(self, slot: int) -> None:

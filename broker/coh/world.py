@@ -99,7 +99,8 @@ class CohWorld:
         self.billing, self.boot_time = config.billing(jobs.origin), config.boot_time
         self.recorder = recorder if recorder is not None else Recorder()
         self.reservations = reservations if reservations is not None else OnDemandOnly(catalog)
-        self.pool = Pool(catalog, self.billing, config.boot_time)
+        self._interval = config.capacity == "interval"
+        self.pool = Pool(catalog, self.billing, config.boot_time, intervals=self._interval)
         self.kernel = Kernel(start=-math.inf)  # the clock starts at the first tick (which may be before 0)
         self.ticker = Ticker(self.kernel, TICK, config.tick)
         n = len(jobs)
@@ -113,7 +114,6 @@ class CohWorld:
         self._pending: np.ndarray | None = None
         self.ticks = self.departed = 0
         self.began = math.inf
-        self._interval = config.capacity == "interval"
         self._handlers = (self._depart, self._tick, self._deadline)
         self._validator = Validator(self, interval=self._interval) if config.validate else None
         self._start()
@@ -126,8 +126,7 @@ class CohWorld:
 
     def fleet(self, *, stats: bool) -> Fleet:
         """The leased VMs now (:meth:`broker.coh.pool.Pool.fleet`), their jobs' intervals under the interval rule."""
-        return self.pool.fleet(self.now, stats=stats, arrival=self.jobs.arrival, departure=self.job_end,
-                               interval=self._interval)
+        return self.pool.fleet(self.now, stats=stats, arrival=self.jobs.arrival, departure=self.job_end)
 
     def vm_idle(self, slot: int) -> bool:
         """Whether the VM in ``slot`` hosts no job."""
@@ -248,9 +247,9 @@ class CohWorld:
 
     def _room_over(self, slot: int, start: float, end: float) -> bool:
         """Under the interval rule, whether the jobs on ``slot`` stay within its capacity over ``[start, end)``."""
-        if not self._interval:
-            return False
         t = self.pool.table
+        if t is None:
+            return False
         row = slice(slot, slot + 1)
         load = peaks(t.start[row], t.end[row], t.r[row], np.array([start]), np.array([end]))
         return float(load[0]) <= float(self.pool.capacity[slot]) + 1e-9
