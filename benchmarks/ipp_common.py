@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from broker.coh.instance import make_instance
 from broker.coh.ipp import IppInstance, Symmetry, build_model
-from broker.coh.ipp_member import make_instance
 from broker.coh.objective import plan_cost
 from broker.coh.policy import batch_of
 from broker.coh.portfolio import CohPolicy
@@ -92,7 +92,7 @@ def cost(plan: Plan, batch: Batch, fleet: Fleet, paid: bool | None = None) -> fl
 
 
 def instance(batch: Batch, fleet: Fleet, max_vms: int | None = None, paid: bool | None = None) -> IppInstance:
-    """:func:`broker.coh.ipp_member.make_instance` with the benchmark's scoring."""
+    """:func:`broker.coh.instance.make_instance` with the benchmark's scoring."""
     return make_instance(batch, fleet, BILLING, HOURLY, max_vms=max_vms,
                          paid=SCORING["paid"] if paid is None else paid)
 

@@ -14,9 +14,10 @@ from rich.table import Table
 from broker.cli import inputs
 from broker.cli.console import out
 from broker.cli.files import read_plan, write_result
-from broker.coh.config import COH_POLICIES, CohConfig, EngineConfig, IppConfig, SimulationConfig
+from broker.coh.config import COH_POLICIES, DEFAULT_EXACT_JOBS, CohConfig, EngineConfig, IppConfig, SimulationConfig
 from broker.coh.metrics import RunResult
 from broker.coh.simulate import simulate
+from broker.coh.subsets import MAX_SUBSET_JOBS
 from broker.pricing.book import DEFAULT_PRICE_BOOK
 from broker.pricing.reservations import PlanError, ReservationPlan
 from heuristics.registry import PAPER_TRIO
@@ -55,6 +56,9 @@ def simulate_cmd(
     ipp_wins_ties: Annotated[bool, typer.Option("--ipp-wins-ties/--heuristic-wins-ties",
                                                 help="Which plan CoH applies on a tie.")] = True,
     ipp_max_jobs: Annotated[int, typer.Option(min=0, help="Run the IPP only when fewer new jobs than this.")] = 50,
+    ipp_exact_jobs: Annotated[int, typer.Option(
+        min=0, max=MAX_SUBSET_JOBS, help="Solve batches of up to this many jobs exactly, without a solver (2: the "
+                                         "rule before 2026-11-27).")] = DEFAULT_EXACT_JOBS,
     ipp_max_vms: Annotated[int | None, typer.Option(min=1,
                                                     help="Candidate running VMs in the IPP (default: all).")] = None,
     warm_start: Annotated[bool, typer.Option(help="Start the solver from the best heuristic plan.")] = True,
@@ -71,7 +75,7 @@ def simulate_cmd(
     if trace and synthetic:
         raise typer.BadParameter("give --trace or --synthetic, not both")
     ipp = {"solver": solver, "time_limit": time_limit, "deterministic": deterministic, "max_jobs": ipp_max_jobs,
-           "max_vms": ipp_max_vms, "warm_start": warm_start}
+           "max_vms": ipp_max_vms, "warm_start": warm_start, "exact_jobs": ipp_exact_jobs}
     coh = {"policy": policy, "heuristics": tuple(h.strip() for h in heuristics.split(",") if h.strip()),
            "paid_scoring": paid_scoring, "ipp_wins_ties": ipp_wins_ties}
     engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate, "capacity": capacity}

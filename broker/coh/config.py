@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, get_args
 
 from broker.coh.ipp import Symmetry
+from broker.coh.subsets import MAX_SUBSET_JOBS
 from broker.pricing.billing import Billing, Charging
 from broker.pricing.book import HEAVY
 from broker.pricing.reservations import ReservationPlan
@@ -101,6 +102,11 @@ class EngineConfig:
         return Billing(charging=self.charging, release_margin=self.release_margin, clock_offset=float(origin % 3600))
 
 
+#: Batches of up to this many jobs are solved exactly without a solver (BENCHMARKS.md: the subset
+#: dynamic program beats CP-SAT up to its twelve jobs on LCG's ticks).
+DEFAULT_EXACT_JOBS = 12
+
+
 @dataclass(frozen=True, slots=True)
 class IppConfig:
     """CoH's integer program (paper §3.2) as a portfolio member.
@@ -109,8 +115,10 @@ class IppConfig:
     ``deterministic`` under a work limit: CP-SAT deterministic seconds = ``time_limit`` with one
     worker, CBC nodes = ``1000 * time_limit`` with one thread (the same seed, the same run). It
     solves batches of fewer than ``max_jobs`` jobs over at most ``max_vms`` candidate running VMs
-    (all by default), warm-started from the best heuristic plan; ``fast_path`` solves one or two
-    jobs by enumeration and skips ticks the heuristics already solve to the bound; ``presolve``
+    (all by default), warm-started from the best heuristic plan; ``fast_path`` solves batches of up
+    to ``exact_jobs`` jobs exactly without a solver (one or two by enumeration, more by dynamic
+    programming over subsets of the jobs; ``exact_jobs=2`` is the rule before issue 17, which
+    reproduces the earlier figures) and skips ticks the heuristics already solve to the bound; ``presolve``
     applies to CP-SAT (off made whole deterministic replays 6-7x slower, BENCHMARKS.md).
     """
 
@@ -122,6 +130,7 @@ class IppConfig:
     max_vms: int | None = None
     warm_start: bool = True
     fast_path: bool = True
+    exact_jobs: int = DEFAULT_EXACT_JOBS
     symmetry: Symmetry = "order"
     presolve: bool = True
 
@@ -132,6 +141,8 @@ class IppConfig:
         if self.threads < 1 or self.max_jobs < 0 or (self.max_vms is not None and self.max_vms < 1):
             raise ConfigError(f"the IPP needs threads >= 1, max_jobs >= 0 and max_vms >= 1, got {self.threads}, "
                              f"{self.max_jobs}, {self.max_vms}")
+        if not 0 <= self.exact_jobs <= MAX_SUBSET_JOBS:
+            raise ConfigError(f"exact_jobs must be an integer in 0..{MAX_SUBSET_JOBS}, got {self.exact_jobs}")
         if self.symmetry not in get_args(Symmetry):
             raise ConfigError(f"symmetry must be one of {', '.join(get_args(Symmetry))}, got {self.symmetry!r}")
 

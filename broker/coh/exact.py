@@ -47,7 +47,7 @@ def _two_jobs(inst: IppInstance, costs: np.ndarray) -> tuple[Plan, float]:
 
 def _together(inst: IppInstance) -> list[tuple[float, list[int], bool]]:
     out = []
-    running = np.array([j for j in range(len(inst.vm_slot)) if inst.vm_holds(j, [0, 1])], dtype=np.int64)
+    running = np.flatnonzero(inst.vms_holding([0, 1]))
     if len(running):
         top = np.maximum(inst.vm_units[running].max(axis=1), inst.vm_base[running])
         extra = (top - inst.vm_base[running]) * inst.vm_hourly[running]

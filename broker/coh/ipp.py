@@ -31,6 +31,7 @@ of a type (``"assign"``, the standard bin-packing reduction).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,22 +41,71 @@ from heuristics.fleet import Plan
 from solvers.model import MipModel
 
 Symmetry = Literal["none", "order", "assign"]
-#: A VM's capacity rows: which jobs each row holds (``[rows, jobs]``) and the room the row leaves them.
+#: One VM's capacity rows: which jobs each row holds (``[rows, jobs]``) and the room the row leaves them.
 Rows = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityRows:
+    """The capacity rows of a set of running VMs, padded to a common number of rows.
+
+    ``mask[j, p]`` are the jobs row ``p`` of VM ``j`` holds (``[vms, rows, jobs]``) and ``head[j, p]``
+    the room it leaves them (``[vms, rows]``). A VM's real rows come first, in the order they were
+    built; the padding after them holds no job and leaves ``inf``, so it never binds.
+    """
+
+    mask: np.ndarray
+    head: np.ndarray
+
+    @classmethod
+    def empty(cls, n_vms: int, n_jobs: int) -> CapacityRows:
+        """No row on any VM."""
+        return cls(np.zeros((n_vms, 0, n_jobs), dtype=bool), np.zeros((n_vms, 0)))
+
+    @classmethod
+    def from_list(cls, rows: Sequence[Rows], n_jobs: int) -> CapacityRows:
+        """The padded form of one ``(mask, head)`` per VM."""
+        width = max((len(head) for _, head in rows), default=0)
+        out = cls(np.zeros((len(rows), width, n_jobs), dtype=bool), np.full((len(rows), width), np.inf))
+        for j, (mask, head) in enumerate(rows):
+            out.mask[j, :len(head)], out.head[j, :len(head)] = mask, head
+        return out
+
+    def __len__(self) -> int:
+        return len(self.mask)
+
+    def counts(self) -> np.ndarray:
+        """Number of real rows of each VM."""
+        return np.isfinite(self.head).sum(axis=1)
+
+    def of(self, j: int) -> Rows:
+        """The real rows of VM ``j``."""
+        n = int(np.isfinite(self.head[j]).sum())
+        return self.mask[j, :n], self.head[j, :n]
+
+    def take(self, vms: np.ndarray) -> CapacityRows:
+        """The rows of the VMs ``vms`` (indices), in that order."""
+        return CapacityRows(self.mask[vms], self.head[vms])
+
+    def holding(self, r: np.ndarray, jobs: list[int]) -> np.ndarray:
+        """For every VM, whether each of its rows has room for ``jobs`` (of requirements ``r``) together."""
+        load = self.mask[:, :, jobs].astype(np.float64) @ r[jobs]
+        return np.all(load <= self.head + 1e-9, axis=1)
 
 
 @dataclass(frozen=True, slots=True)
 class IppInstance:
     """One tick's IPP in billing units (see the module docstring); arrays indexed [vm, job].
 
-    ``vm_room[j, i]`` is the room VM j has for job i alone; ``vm_rows[j]`` its capacity rows;
-    ``type_rows`` the rows of a new VM (which jobs run at the same time on it), shared by every type.
+    ``vm_room[j, i]`` is the room VM j has for job i alone; ``vm_rows`` the running VMs' capacity
+    rows; ``type_rows`` the rows of a new VM (which jobs run at the same time on it), shared by every
+    type.
     """
 
     r: np.ndarray
     vm_slot: np.ndarray
     vm_room: np.ndarray
-    vm_rows: tuple[Rows, ...]
+    vm_rows: CapacityRows
     vm_hourly: np.ndarray
     vm_base: np.ndarray
     vm_units: np.ndarray
@@ -83,8 +133,12 @@ class IppInstance:
         """Whether running VM ``j`` (an index of ``vm_slot``) has room for ``jobs`` together."""
         if any(self.vm_room[j, i] < self.r[i] for i in jobs):
             return False
-        mask, head = self.vm_rows[j]
-        return _rows_hold(mask, head, self.r, jobs)
+        return _rows_hold(self.vm_rows.mask[j], self.vm_rows.head[j], self.r, jobs)
+
+    def vms_holding(self, jobs: list[int]) -> np.ndarray:
+        """For every running VM, whether it has room for ``jobs`` together (:meth:`vm_holds` of all VMs at once)."""
+        alone = np.all(self.vm_room[:, jobs] >= self.r[jobs], axis=1)
+        return alone & self.vm_rows.holding(self.r, jobs)
 
     def type_holds(self, k: int, jobs: list[int]) -> bool:
         """Whether a new VM of type ``k`` has room for ``jobs`` together."""
@@ -137,18 +191,27 @@ def essential_rows(mask: np.ndarray, head: np.ndarray) -> Rows:
     Row p is implied by row q when p's jobs are among q's and q leaves no more room; of two equal
     rows the first stays.
     """
-    many = mask.sum(axis=1) >= 2
-    mask, head = mask[many], head[many]
-    if len(mask) < 2:
-        return mask, head
-    inside = ~(mask[:, None, :] & ~mask[None, :, :]).any(axis=2)  # inside[p, q]: p's jobs are among q's
-    implies = inside & (head[None, :] <= head[:, None])  # implies[p, q]: q implies p
-    same = implies & implies.T
-    n = len(mask)
+    keep = essential(mask[None], head[None], np.ones((1, len(mask)), dtype=bool))[0]
+    return mask[keep], head[keep]
+
+
+def essential(mask: np.ndarray, head: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """:func:`essential_rows` of many VMs at once: which rows to keep, ``[vms, rows]``.
+
+    ``mask`` is ``[vms, rows, jobs]``, ``head`` ``[vms, rows]``; rows not ``valid`` are neither kept
+    nor imply another.
+    """
+    many = valid & (mask.sum(axis=2) >= 2)
+    if mask.shape[1] < 2:
+        return many
+    bits = np.packbits(mask, axis=2)
+    inside = ~(bits[:, :, None, :] & ~bits[:, None, :, :]).any(axis=3)  # inside[v, p, q]: p's jobs are among q's
+    implies = inside & (head[:, None, :] <= head[:, :, None]) & many[:, None, :]  # implies[v, p, q]: q implies p
+    same = implies & implies.transpose(0, 2, 1)
+    n = mask.shape[1]
     earlier = np.arange(n)[None, :] < np.arange(n)[:, None]
-    np.fill_diagonal(implies, False)
-    dropped = (implies & (~same | earlier)).any(axis=1)
-    return mask[~dropped], head[~dropped]
+    implies[:, np.arange(n), np.arange(n)] = False
+    return many & ~(implies & (~same | earlier)).any(axis=2)
 
 
 @dataclass(slots=True)
@@ -241,7 +304,7 @@ def _running_vms(model: MipModel, inst: IppInstance) -> tuple[dict[tuple[int, in
             z[(j, i)] = model.add_var(f"z[{j},{i}]")
             if inst.vm_units[j, i] > base:
                 model.add_row([g[j], z[(j, i)]], [1.0, -float(inst.vm_units[j, i])], ">=", 0.0, f"cover[{j},{i}]")
-        mask, head = inst.vm_rows[j]
+        mask, head = inst.vm_rows.of(j)
         for p, row in enumerate(mask):
             held = [i for i in jobs if row[i]]
             if held:

@@ -27,7 +27,7 @@ def ipp_member(ipp: IppConfig, billing: Billing, catalog: Catalog, *, paid: bool
     options = {"presolve": ipp.presolve} if ipp.solver == "cpsat" else {}
     return IppMember(get_solver(ipp.solver, **options), ipp.limit(), billing=billing, hourly=catalog.hourly,
                      max_jobs=ipp.max_jobs, max_vms=ipp.max_vms, warm_start=ipp.warm_start, fast_path=ipp.fast_path,
-                     symmetry=ipp.symmetry, paid=paid)
+                     symmetry=ipp.symmetry, paid=paid, exact_jobs=ipp.exact_jobs)
 
 
 def portfolio(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:

@@ -173,7 +173,7 @@ class _IppTally:
         self.status[outcome.status.value] += 1
         self.optimal += outcome.status is Status.OPTIMAL
         self.limit_hit += outcome.limit_hit
-        self.exact += outcome.path == "exact"
+        self.exact += outcome.path in ("exact", "subsets")
         self.by_bound += outcome.path == "bound"
         self.wall_s += outcome.wall_s
         if outcome.gap is not None:

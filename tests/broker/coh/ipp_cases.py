@@ -46,11 +46,12 @@ class Capturing(CohPolicy):
 
 @cache
 def captured(trace: str, reqs: str, min_jobs: int, max_jobs: int, n_jobs: int = 6000,
-             every: int = 7) -> tuple[tuple[Batch, Fleet], ...]:
+             every: int = 7, capacity: str = "interval") -> tuple[tuple[Batch, Fleet], ...]:
     swf = load_trace(trace_path(trace))
     jobs, _ = job_view(swf.frame, reqs=reqs, seed=4)
     policy = Capturing(min_jobs, max_jobs, every)
-    run(CohWorld(jobs.head(n_jobs), CATALOG, EngineConfig(), lookahead=policy.lookahead), policy)
+    engine = EngineConfig(capacity=capacity)  # type: ignore[arg-type]
+    run(CohWorld(jobs.head(n_jobs), CATALOG, engine, lookahead=policy.lookahead), policy)
     return tuple(policy.cases)
 
 

@@ -20,8 +20,9 @@ import pytest
 
 from broker.coh.config import CohConfig, EngineConfig, SimulationConfig
 from broker.coh.exact import solve_exact
+from broker.coh.instance import make_instance
 from broker.coh.ipp import build_model
-from broker.coh.ipp_member import IppMember, make_instance
+from broker.coh.ipp_member import IppMember
 from broker.coh.simulate import simulate
 from broker.pricing.billing import Billing
 from broker.pricing.book import load_price_book

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from broker.coh.exact import solve_exact
-from broker.coh.ipp import IppInstance, build_model
-from broker.coh.ipp_member import make_instance, reduce_vms
+from broker.coh.instance import make_instance, reduce_vms
+from broker.coh.ipp import CapacityRows, IppInstance, build_model
 from broker.coh.objective import plan_cost
 from heuristics.fleet import Plan
 from tests.broker.coh.ipp_cases import BILLING, CATALOG, all_heuristic_plans, captured
@@ -80,7 +80,7 @@ def test_exact_fast_path_equals_brute_force(trace: str, reqs: str, n: int) -> No
 
 def _signature(inst: IppInstance, j: int) -> tuple:
     return (inst.vm_room[j].tobytes(), inst.vm_hourly[j], inst.vm_base[j], inst.vm_units[j].tobytes(),
-            inst.vm_rows[j][0].tobytes(), inst.vm_rows[j][1].tobytes())
+            inst.vm_rows.of(j)[0].tobytes(), inst.vm_rows.of(j)[1].tobytes())
 
 
 def test_reduction_keeps_at_most_m_identical_vms() -> None:
@@ -96,7 +96,7 @@ def test_reduction_drops_the_identical_vms_beyond_m_and_keeps_different_ones() -
     rows = (np.ones((1, 2), dtype=bool), np.array([4.0]))
     other = (np.ones((1, 2), dtype=bool), np.array([3.0]))  # same room alone, less together
     inst = IppInstance(r=np.array([2.0, 2.0]), vm_slot=np.arange(5), vm_room=np.full((5, 2), 4.0),
-                       vm_rows=(rows, rows, other, rows, rows), vm_hourly=np.full(5, 0.1),
+                       vm_rows=CapacityRows.from_list((rows, rows, other, rows, rows), 2), vm_hourly=np.full(5, 0.1),
                        vm_base=np.ones(5, dtype=np.int64), vm_units=np.ones((5, 2), dtype=np.int64),
                        type_capacity=np.array([4.0]), type_hourly=np.array([0.1]), new_units=np.ones(2, dtype=np.int64),
                        type_rows=np.ones((1, 2), dtype=bool), n_slots=5)

@@ -8,8 +8,9 @@ import pytest
 
 from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
 from broker.coh.exact import solve_exact
+from broker.coh.instance import make_instance
 from broker.coh.ipp import build_model
-from broker.coh.ipp_member import IppMember, make_instance
+from broker.coh.ipp_member import IppMember
 from broker.coh.objective import plan_cost
 from broker.coh.simulate import simulate
 from broker.sim.recorder import MemoryRecorder
@@ -58,8 +59,9 @@ def lcg_slice(n: int, reqs: str = "heterogeneous"):
 @pytest.mark.parametrize("backend", list_solvers())
 def test_portfolio_with_ipp_records_and_is_deterministic(backend: str) -> None:
     jobs = lcg_slice(700)
+    # at most two jobs without the solver, so that the backend decides every larger tick
     config = SimulationConfig(engine=EngineConfig(validate=True),
-                              ipp=IppConfig(backend, time_limit=0.05, deterministic=True))
+                              ipp=IppConfig(backend, time_limit=0.05, deterministic=True, exact_jobs=2))
     runs = []
     for _ in range(2):
         recorder = MemoryRecorder()

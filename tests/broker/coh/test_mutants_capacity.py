@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from broker.coh.exact import solve_exact
-from broker.coh.ipp import IppInstance, build_model, essential_rows
-from broker.coh.ipp_member import make_instance, reduce_vms
+from broker.coh.instance import make_instance, reduce_vms
+from broker.coh.ipp import CapacityRows, IppInstance, build_model, essential_rows
 from broker.coh.validate import Validator
 from broker.pricing.billing import Billing
 from broker.sim.validate import EPS, InvariantError
@@ -240,7 +240,8 @@ def instance(**changes: Any) -> IppInstance:
     and large, a new VM needs 1 unit."""
     fields: dict[str, Any] = {
         "r": np.array([50.0, 30.0]), "vm_slot": np.array([3]), "vm_room": np.array([[100.0, 100.0]]),
-        "vm_rows": ((np.array([[True, True]]), np.array([100.0])),), "vm_hourly": np.array([1.0]),
+        "vm_rows": CapacityRows.from_list([(np.array([[True, True]]), np.array([100.0]))], 2),
+        "vm_hourly": np.array([1.0]),
         "vm_base": np.array([1]), "vm_units": np.array([[1, 1]]), "type_capacity": CAPACITY,
         "type_hourly": HOURLY, "new_units": np.array([1, 1]), "type_rows": np.array([[True, True]]), "n_slots": 5}
     fields.update(changes)
@@ -279,7 +280,8 @@ def test_a_job_of_no_billed_unit_costs_nothing() -> None:
     # A job that ends where the VM's units are counted from needs 0 units: on the running VM
     # (base 0) or on a new VM it adds nothing.
     inst = instance(r=np.array([10.0]), vm_room=np.array([[100.0]]),
-                    vm_rows=((np.ones((1, 1), bool), np.array([100.0])),), vm_base=np.array([0]),
+                    vm_rows=CapacityRows.from_list([(np.ones((1, 1), bool), np.array([100.0]))], 1),
+                    vm_base=np.array([0]),
                     vm_units=np.array([[0]]), new_units=np.array([0]), type_rows=np.ones((1, 1), bool))
     on_vm = Plan(jobs=np.array([0]), targets=np.array([3]), new_types=np.array([], np.int64), n_slots=5)
     on_new = Plan(jobs=np.array([0]), targets=np.array([5]), new_types=np.array([0]), n_slots=5)
@@ -301,8 +303,8 @@ def test_the_models_capacity_rows_for_running_and_new_vms() -> None:
     r = np.array([60.0, 50.0, 40.0])
     inst = instance(
         r=r, vm_slot=np.array([3, 4]), vm_room=np.array([[100.0, 100.0, 100.0], [150.0, 150.0, 150.0]]),
-        vm_rows=((np.array([[1, 1, 0], [0, 1, 1]], bool), np.array([100.0, 90.0])),
-                 (np.ones((1, 3), bool), np.array([150.0]))),
+        vm_rows=CapacityRows.from_list([(np.array([[1, 1, 0], [0, 1, 1]], bool), np.array([100.0, 90.0])),
+                                        (np.ones((1, 3), bool), np.array([150.0]))], 3),
         vm_hourly=np.array([1.0, 1.0]), vm_base=np.array([1, 1]), vm_units=np.ones((2, 3), np.int64),
         type_capacity=np.array([100.0]), type_hourly=np.array([0.065]), new_units=np.array([1, 1, 1]),
         type_rows=np.array([[1, 1, 0], [0, 1, 1]], bool))
@@ -332,7 +334,8 @@ def test_the_integer_program_keeps_two_jobs_that_overlap_apart_on_new_vms() -> N
     # where 0 and 1 overlap (110 > 100) and 1 and 2 overlap (90). One VM for all three would hold 110
     # while 0 and 1 run: two VMs, $0.13, with 0 and 1 apart (2 shares a VM with either).
     inst = IppInstance(
-        r=np.array([60.0, 50.0, 40.0]), vm_slot=np.zeros(0, np.int64), vm_room=np.zeros((0, 3)), vm_rows=(),
+        r=np.array([60.0, 50.0, 40.0]), vm_slot=np.zeros(0, np.int64), vm_room=np.zeros((0, 3)),
+        vm_rows=CapacityRows.empty(0, 3),
         vm_hourly=np.zeros(0), vm_base=np.zeros(0, np.int64), vm_units=np.zeros((0, 3), np.int64),
         type_capacity=np.array([100.0]), type_hourly=np.array([0.065]), new_units=np.array([1, 1, 1]),
         type_rows=np.array([[1, 1, 0], [0, 1, 1]], bool), n_slots=0)
@@ -348,7 +351,8 @@ def test_the_integer_program_keeps_two_jobs_that_overlap_apart_on_new_vms() -> N
 def test_a_running_vm_with_room_for_no_job_leaves_the_next_ones_in_the_model() -> None:
     # VM 0 (slot 3) has room 20 (< 30 and 50), VM 1 (slot 4) room 100: only VM 1 gets variables.
     inst = instance(vm_slot=np.array([3, 4]), vm_room=np.array([[20.0, 20.0], [100.0, 100.0]]),
-                    vm_rows=((np.zeros((0, 2), bool), np.zeros(0)), (np.ones((1, 2), bool), np.array([100.0]))),
+                    vm_rows=CapacityRows.from_list([(np.zeros((0, 2), bool), np.zeros(0)),
+                                                    (np.ones((1, 2), bool), np.array([100.0]))], 2),
                     vm_hourly=np.array([1.0, 1.0]), vm_base=np.array([1, 1]), vm_units=np.ones((2, 2), np.int64))
     model = build_model(inst)
     assert sorted(model.z) == [(1, 0), (1, 1)]
@@ -363,7 +367,8 @@ def test_together_picks_the_running_vm_whose_own_units_cost_least() -> None:
     # (base 1: nothing more). No VM type holds a job (capacity 1). Apart: VM 1 + VM 0 = $2; together
     # on VM 1: $0.
     inst = instance(vm_slot=np.array([3, 4]), vm_room=np.full((2, 2), 100.0),
-                    vm_rows=((np.ones((1, 2), bool), np.array([100.0])),) * 2, vm_hourly=np.array([1.0, 1.0]),
+                    vm_rows=CapacityRows.from_list([(np.ones((1, 2), bool), np.array([100.0]))] * 2, 2),
+                    vm_hourly=np.array([1.0, 1.0]),
                     vm_base=np.array([1, 1]), vm_units=np.array([[3, 3], [1, 1]]), type_capacity=np.array([1.0]),
                     type_hourly=np.array([1.0]))
     plan, cost = solve_exact(inst)
@@ -384,7 +389,8 @@ def test_together_on_a_running_vm_costs_its_extra_units_times_its_price() -> Non
 def test_together_on_a_new_vm_needs_room_for_both_jobs_and_is_one_vm() -> None:
     # No running VM. Jobs 80 and 30 run at the same time: 110 > 100, not together on a small VM.
     # Apart on two small VMs $0.13 beats together on a large VM $0.26.
-    none: dict[str, Any] = {"vm_slot": np.zeros(0, np.int64), "vm_room": np.zeros((0, 2)), "vm_rows": (),
+    none: dict[str, Any] = {"vm_slot": np.zeros(0, np.int64), "vm_room": np.zeros((0, 2)),
+                            "vm_rows": CapacityRows.empty(0, 2),
                             "vm_hourly": np.zeros(0), "vm_base": np.zeros(0, np.int64),
                             "vm_units": np.zeros((0, 2), np.int64), "n_slots": 2}
     plan, cost = solve_exact(instance(r=np.array([80.0, 30.0]), **none))
@@ -473,7 +479,7 @@ def test_the_tick_rule_gives_each_vm_one_row_against_its_free_capacity() -> None
     inst = make_instance(batch([1000.0, 1000.0], [100.0, 100.0], [300.0, 400.0]), f, BILLING, HOURLY)
     assert inst.vm_slot.tolist() == [0, 1]
     assert inst.vm_room.tolist() == [[400.0, 400.0], [300.0, 300.0]]
-    assert [([b(row) for row in mask], head.tolist()) for mask, head in inst.vm_rows] == [
+    assert [([b(row) for row in mask], head.tolist()) for mask, head in map(inst.vm_rows.of, range(2))] == [
         ([[True, True]], [400.0]), ([[True, True]], [300.0])]
     assert [b(row) for row in inst.type_rows] == [[True, True]]
     assert inst.vm_holds(0, [1]) and inst.vm_holds(1, [0])  # exactly full
@@ -488,7 +494,7 @@ def test_an_empty_batch_gives_an_empty_instance(interval: bool) -> None:
     assert inst.n_jobs == 0
     assert inst.vm_slot.tolist() == []
     assert inst.vm_room.shape == (0, 0)
-    assert inst.vm_rows == ()
+    assert len(inst.vm_rows) == 0
 
 
 def test_max_vms_keeps_the_vm_cheapest_to_use() -> None:
