@@ -9,6 +9,7 @@ engine: same batch, fleet and seed give the same plan.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,11 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.index)
+
+    def part(self, lo: int, hi: int) -> Batch:
+        """The jobs at positions ``lo`` to ``hi - 1``."""
+        return Batch(index=self.index[lo:hi], arrival=self.arrival[lo:hi], runtime=self.runtime[lo:hi],
+                     r=self.r[lo:hi], user=self.user[lo:hi])
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +119,37 @@ class Plan:
 
     def __len__(self) -> int:
         return len(self.jobs)
+
+
+def placed(fleet: Fleet, batch: Batch, plan: Plan, *, anchor: float, hourly: np.ndarray) -> Fleet:
+    """The fleet as ``plan`` leaves it at ``fleet.now``.
+
+    The plan's new VMs come after the others, booting, billed from ``anchor`` at ``hourly`` of their
+    type; each job runs on its VM from ``max(arrival, now, ready)`` for its run time, and counts in
+    the VM's free capacity, statistics, latest departure and (under the interval rule) occupancy.
+    """
+    n, now = len(fleet), fleet.now
+    types = plan.new_types
+    k = len(types)
+
+    def grow(values: np.ndarray, new: np.ndarray | float) -> np.ndarray:
+        return np.concatenate((values, np.broadcast_to(np.asarray(new, dtype=values.dtype), (k,))))
+
+    capacity = grow(fleet.capacity, fleet.type_capacity[types])
+    ready = grow(fleet.ready_at, now + fleet.boot_time)
+    target = plan.targets
+    arrival, r = batch.arrival[plan.jobs], batch.r[plan.jobs]
+    start = np.maximum(np.maximum(arrival, now), ready[target])
+    end = start + batch.runtime[plan.jobs]
+    free, n_jobs, last = grow(fleet.free, capacity[n:]), grow(fleet.n_jobs, 0), grow(fleet.last_departure, now)
+    arr_min, arr_max, arr_sum = grow(fleet.arr_min, np.nan), grow(fleet.arr_max, np.nan), grow(fleet.arr_sum, 0.0)
+    dep_min, dep_max = grow(fleet.dep_min, np.nan), grow(fleet.dep_max, np.nan)
+    for ufunc, values, out in ((np.subtract, r, free), (np.add, 1, n_jobs), (np.maximum, end, last),
+                               (np.fmin, arrival, arr_min), (np.fmax, arrival, arr_max), (np.add, arrival, arr_sum),
+                               (np.fmin, end, dep_min), (np.fmax, end, dep_max)):
+        ufunc.at(out, target, values)
+    occupancy = fleet.occupancy.with_jobs(target, start, end, r, n + k) if fleet.occupancy is not None else None
+    return dataclasses.replace(
+        fleet, free=free, capacity=capacity, vm_type=grow(fleet.vm_type, types), ready_at=ready,
+        anchor=grow(fleet.anchor, anchor), last_departure=last, n_jobs=n_jobs, arr_min=arr_min, arr_max=arr_max,
+        arr_sum=arr_sum, dep_min=dep_min, dep_max=dep_max, rate=grow(fleet.rate, hourly[types]), occupancy=occupancy)

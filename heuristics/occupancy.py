@@ -142,6 +142,26 @@ class Occupancy:
         return Occupancy(self.start.copy(), self.end.copy(), self.r.copy(), self.dep_min.copy(),
                          self.start_max.copy())
 
+    def with_jobs(self, slots: np.ndarray, start: np.ndarray, end: np.ndarray, r: np.ndarray, n: int) -> Occupancy:
+        """A copy over ``n`` slots (new ones empty) with jobs ``r`` added on ``slots`` over ``[start, end)``."""
+        extra = n - len(self.r)
+        rank = np.zeros(len(slots), dtype=np.int64)
+        order = np.argsort(slots, kind="stable")
+        first = np.searchsorted(slots[order], slots[order])
+        rank[order] = np.arange(len(slots)) - first
+        width = int(rank.max()) + 1 if len(slots) else 0
+        grown = [np.vstack((a, np.full((extra, a.shape[1]), fill))) for a, fill in
+                 ((self.start, -np.inf), (self.end, np.inf), (self.r, 0.0))]
+        added = [np.full((n, width), fill) for fill in (-np.inf, np.inf, 0.0)]
+        for table, values in zip(added, (start, end, r), strict=True):
+            table[slots, rank] = values
+        dep_min = np.concatenate((self.dep_min, np.full(extra, np.inf)))
+        start_max = np.concatenate((self.start_max, np.full(extra, -np.inf)))
+        np.minimum.at(dep_min, slots, end)
+        np.maximum.at(start_max, slots, start)
+        start_, end_, r_ = (np.hstack((old, new)) for old, new in zip(grown, added, strict=True))
+        return Occupancy(start_, end_, r_, dep_min, start_max)
+
     def hosted(self, slot: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The starts, ends and requirements of the jobs on ``slot``."""
         used = self.end[slot] != np.inf

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Sequence
@@ -103,6 +105,21 @@ def _set_start(model: MipModel, variables: list[pulp.LpVariable], start: np.ndar
         var.setInitialValue(value, check=False)
 
 
+def _children(parent: int, name: str) -> list[int]:
+    """Processes whose parent is ``parent`` and whose command is ``name`` (truncated as ``/proc`` keeps it)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc").is_dir() else ():
+        try:
+            text = entry.read_text()
+        except OSError:
+            continue
+        command, _, rest = text.partition(" (")[2].rpartition(") ")
+        fields = rest.split()
+        if len(fields) > 1 and fields[1] == str(parent) and name.startswith(command):
+            found.append(int(entry.parent.name))
+    return found
+
+
 def combine_status(prob_status: int, sol_status: int, cbc_log: CbcLog) -> tuple[Status, str]:
     """One :class:`Status` from PuLP's ``status`` and ``sol_status`` and CBC's ``Result -`` line."""
     if prob_status == pulp.LpStatusInfeasible:
@@ -144,6 +161,19 @@ class CbcSolver:
     def __init__(self, *, path: str | None = None, options: Sequence[str] = ()) -> None:
         self.path = path
         self.options = list(options)
+
+    def interrupt(self) -> None:
+        """Stop the CBC processes this process started (SIGINT: CBC stops and writes what it has found).
+
+        CBC runs as a child process; they are found in ``/proc`` (Linux). Elsewhere this does
+        nothing and CBC runs to its limit.
+        """
+        executable = Path(self.path or BUNDLED_CBC).name
+        for pid in _children(os.getpid(), executable):
+            try:
+                os.kill(pid, signal.SIGINT)
+            except OSError:  # it ended meanwhile
+                continue
 
     def solve(self, model: MipModel, *, limit: Limit, start: np.ndarray | None = None) -> SolveResult:
         """Solve ``model`` with CBC within ``limit`` (see :class:`solvers.base.Solver`)."""

@@ -134,7 +134,17 @@ class CpSatSolver:
         self.presolve = presolve
         self.seed = seed
         self.params = dict(params)
+        self._active: cp_model.CpSolver | None = None
         self._configure(cp_model.CpSolver(), Limit.wall(1.0))  # an unknown field fails here, not in solve
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_active": None}
+
+    def interrupt(self) -> None:
+        """Stop the search running in another thread now; its solve returns what it has found."""
+        active = self._active
+        if active is not None:
+            active.stop_search()
 
     def solve(self, model: MipModel, *, limit: Limit, start: np.ndarray | None = None) -> SolveResult:
         """Solve ``model`` with CP-SAT within ``limit`` (see :class:`solvers.base.Solver`)."""
@@ -155,7 +165,11 @@ class CpSatSolver:
                 cp.add_hint(var, value)
         solver = cp_model.CpSolver()
         self._configure(solver, limit)
-        code = solver.solve(cp)
+        self._active = solver
+        try:
+            code = solver.solve(cp)
+        finally:
+            self._active = None
         return keep_better_start(model, self._result(model, cp, solver, code, scale, limit, t0), start_arr)
 
     def _configure(self, solver: cp_model.CpSolver, limit: Limit) -> None:

@@ -14,7 +14,16 @@ from rich.table import Table
 from broker.cli import inputs
 from broker.cli.console import out
 from broker.cli.files import read_plan, write_result
-from broker.coh.config import COH_POLICIES, DEFAULT_EXACT_JOBS, CohConfig, EngineConfig, IppConfig, SimulationConfig
+from broker.coh.config import (
+    COH_POLICIES,
+    DEFAULT_CHUNK_JOBS,
+    DEFAULT_EXACT_JOBS,
+    DEFAULT_RACE_JOBS,
+    CohConfig,
+    EngineConfig,
+    IppConfig,
+    SimulationConfig,
+)
 from broker.coh.metrics import RunResult
 from broker.coh.simulate import simulate
 from broker.coh.subsets import MAX_SUBSET_JOBS
@@ -47,7 +56,8 @@ def simulate_cmd(
     capacity: Annotated[str, typer.Option(help="Capacity rule: interval (a job holds its VM's capacity over its "
                                                 "run) or tick (from the decision tick, the rule before 2026-11).")
                         ] = "interval",
-    solver: Annotated[str | None, typer.Option(help="Add the integer program to --policy coh: cbc or cpsat.")] = None,
+    solver: Annotated[str | None, typer.Option(help="Add the integer program to --policy coh: cbc, cpsat, or both "
+                                                    "(cbc,cpsat: they race on each tick a solver decides).")] = None,
     time_limit: Annotated[float, typer.Option(callback=inputs.positive,
                                               help="IPP limit per tick: seconds, or work with --deterministic.")] = 2.0,
     deterministic: Annotated[bool, typer.Option(help="Work limits, not seconds: same seed, same result.")] = False,
@@ -59,6 +69,15 @@ def simulate_cmd(
     ipp_exact_jobs: Annotated[int, typer.Option(
         min=0, max=MAX_SUBSET_JOBS, help="Solve batches of up to this many jobs exactly, without a solver (2: the "
                                          "rule before 2026-11-27).")] = DEFAULT_EXACT_JOBS,
+    ipp_chunk_jobs: Annotated[int, typer.Option(
+        min=0, help="Plan batches of --ipp-max-jobs jobs or more this many at a time (0: heuristics only).")
+    ] = DEFAULT_CHUNK_JOBS,
+    portfolio_jobs: Annotated[int, typer.Option(
+        min=1, help="Workers of the solver race (--solver cbc,cpsat): the backends run side by side on ticks of "
+                    "at least --race-jobs jobs.")] = 1,
+    race_jobs: Annotated[int, typer.Option(
+        min=0, help="Run the race in the workers from this many jobs a tick (below: one after the other here).")
+    ] = DEFAULT_RACE_JOBS,
     ipp_max_vms: Annotated[int | None, typer.Option(min=1,
                                                     help="Candidate running VMs in the IPP (default: all).")] = None,
     warm_start: Annotated[bool, typer.Option(help="Start the solver from the best heuristic plan.")] = True,
@@ -75,7 +94,8 @@ def simulate_cmd(
     if trace and synthetic:
         raise typer.BadParameter("give --trace or --synthetic, not both")
     ipp = {"solver": solver, "time_limit": time_limit, "deterministic": deterministic, "max_jobs": ipp_max_jobs,
-           "max_vms": ipp_max_vms, "warm_start": warm_start, "exact_jobs": ipp_exact_jobs}
+           "max_vms": ipp_max_vms, "warm_start": warm_start, "exact_jobs": ipp_exact_jobs,
+           "chunk_jobs": ipp_chunk_jobs, "workers": portfolio_jobs, "race_jobs": race_jobs}
     coh = {"policy": policy, "heuristics": tuple(h.strip() for h in heuristics.split(",") if h.strip()),
            "paid_scoring": paid_scoring, "ipp_wins_ties": ipp_wins_ties}
     engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate, "capacity": capacity}

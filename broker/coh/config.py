@@ -105,21 +105,35 @@ class EngineConfig:
 #: Batches of up to this many jobs are solved exactly without a solver (BENCHMARKS.md: the subset
 #: dynamic program beats CP-SAT up to its twelve jobs on LCG's ticks).
 DEFAULT_EXACT_JOBS = 12
+#: Batches of ``max_jobs`` jobs or more are planned this many at a time (BENCHMARKS.md: chunks of 20
+#: came within 0.6-6.6 % of the best known plan at 50-100 jobs in half the limit).
+DEFAULT_CHUNK_JOBS = 20
+#: A race is run in workers on ticks of at least this many jobs (BENCHMARKS.md).
+DEFAULT_RACE_JOBS = 20
 
 
 @dataclass(frozen=True, slots=True)
 class IppConfig:
     """CoH's integer program (paper §3.2) as a portfolio member.
 
-    It runs under ``time_limit`` wall-clock seconds with ``threads`` workers, or with
-    ``deterministic`` under a work limit: CP-SAT deterministic seconds = ``time_limit`` with one
-    worker, CBC nodes = ``1000 * time_limit`` with one thread (the same seed, the same run). It
-    solves batches of fewer than ``max_jobs`` jobs over at most ``max_vms`` candidate running VMs
-    (all by default), warm-started from the best heuristic plan; ``fast_path`` solves batches of up
-    to ``exact_jobs`` jobs exactly without a solver (one or two by enumeration, more by dynamic
-    programming over subsets of the jobs; ``exact_jobs=2`` is the rule before issue 17, which
-    reproduces the earlier figures) and skips ticks the heuristics already solve to the bound; ``presolve``
-    applies to CP-SAT (off made whole deterministic replays 6-7x slower, BENCHMARKS.md).
+    ``solver`` names a backend, or several separated by commas (``"cbc,cpsat"``) that race on each
+    tick a solver decides (:mod:`solvers.race`: the cheapest plan wins, a proven optimum first, then
+    the backend listed first). Each runs under ``time_limit`` wall-clock seconds with ``threads``
+    workers (shared out between the entrants of a race run side by side), or with ``deterministic``
+    under a work limit: CP-SAT deterministic seconds = ``time_limit`` with one worker, CBC nodes =
+    ``1000 * time_limit`` with one thread (the same seed, the same run, however the race is run).
+    A race runs in ``workers`` joblib workers on ticks of at least ``race_jobs`` jobs, and in this
+    process on smaller ones (BENCHMARKS.md: below that, a round trip to the workers costs more than
+    running the backends one after the other).
+
+    It solves batches of fewer than ``max_jobs`` jobs over at most ``max_vms`` candidate running
+    VMs (all by default), warm-started from the best heuristic plan; larger batches are planned
+    ``chunk_jobs`` jobs at a time (0: left to the heuristics, the rule before issue 17).
+    ``fast_path`` solves batches of up to ``exact_jobs`` jobs exactly without a solver (one or two
+    by enumeration, more by dynamic programming over subsets of the jobs; ``exact_jobs=2`` is the
+    rule before issue 17, which reproduces the earlier figures) and skips ticks the heuristics
+    already solve to the bound; ``presolve`` applies to CP-SAT (off made whole deterministic replays
+    6-7x slower, BENCHMARKS.md).
     """
 
     solver: str
@@ -131,26 +145,44 @@ class IppConfig:
     warm_start: bool = True
     fast_path: bool = True
     exact_jobs: int = DEFAULT_EXACT_JOBS
+    chunk_jobs: int = DEFAULT_CHUNK_JOBS
+    workers: int = 1
+    race_jobs: int = DEFAULT_RACE_JOBS
     symmetry: Symmetry = "order"
     presolve: bool = True
 
     def __post_init__(self) -> None:
-        if self.solver not in list_solvers():
-            raise ConfigError(f"unknown solver {self.solver!r}; known: {', '.join(list_solvers())}")
+        names = self.solvers
+        unknown = [n for n in names if n not in list_solvers()]
+        if not names or unknown or len(set(names)) < len(names):
+            raise ConfigError(f"solver must name one or more of {', '.join(list_solvers())} (comma separated, each "
+                              f"once), got {self.solver!r}")
         _finite("time_limit", self.time_limit, low=0, strict=True)
         if self.threads < 1 or self.max_jobs < 0 or (self.max_vms is not None and self.max_vms < 1):
             raise ConfigError(f"the IPP needs threads >= 1, max_jobs >= 0 and max_vms >= 1, got {self.threads}, "
                              f"{self.max_jobs}, {self.max_vms}")
         if not 0 <= self.exact_jobs <= MAX_SUBSET_JOBS:
             raise ConfigError(f"exact_jobs must be an integer in 0..{MAX_SUBSET_JOBS}, got {self.exact_jobs}")
+        if self.chunk_jobs < 0 or self.workers < 1 or self.race_jobs < 0:
+            raise ConfigError(f"the IPP needs chunk_jobs >= 0, workers >= 1 and race_jobs >= 0, got "
+                              f"{self.chunk_jobs}, {self.workers}, {self.race_jobs}")
+        if 0 < self.max_jobs <= self.chunk_jobs:
+            raise ConfigError(f"chunk_jobs ({self.chunk_jobs}) must be below max_jobs ({self.max_jobs}): a chunk is "
+                              f"a batch the IPP solves (0 leaves larger batches to the heuristics)")
         if self.symmetry not in get_args(Symmetry):
             raise ConfigError(f"symmetry must be one of {', '.join(get_args(Symmetry))}, got {self.symmetry!r}")
 
-    def limit(self) -> Limit:
-        """The solver limit this configuration asks for."""
+    @property
+    def solvers(self) -> tuple[str, ...]:
+        """The backends, in the order that breaks ties."""
+        return tuple(name.strip() for name in self.solver.split(","))
+
+    def limit(self, solver: str | None = None) -> Limit:
+        """The limit of backend ``solver`` (the first one by default)."""
+        name = self.solvers[0] if solver is None else solver
         if not self.deterministic:
             return Limit.wall(self.time_limit, threads=self.threads)
-        work = self.time_limit if self.solver == "cpsat" else float(max(1, round(1000 * self.time_limit)))
+        work = self.time_limit if name == "cpsat" else float(max(1, round(1000 * self.time_limit)))
         return Limit.deterministic(work)
 
 

@@ -23,11 +23,12 @@ Seed = int | np.random.SeedSequence | None
 
 
 def ipp_member(ipp: IppConfig, billing: Billing, catalog: Catalog, *, paid: bool) -> IppMember:
-    """The integer program as a portfolio member, as ``ipp`` configures it."""
-    options = {"presolve": ipp.presolve} if ipp.solver == "cpsat" else {}
-    return IppMember(get_solver(ipp.solver, **options), ipp.limit(), billing=billing, hourly=catalog.hourly,
+    """The integer program as a portfolio member, as ``ipp`` configures it (one backend, or a race)."""
+    solvers = [get_solver(name, **({"presolve": ipp.presolve} if name == "cpsat" else {})) for name in ipp.solvers]
+    return IppMember(solvers, [ipp.limit(name) for name in ipp.solvers], billing=billing, hourly=catalog.hourly,
                      max_jobs=ipp.max_jobs, max_vms=ipp.max_vms, warm_start=ipp.warm_start, fast_path=ipp.fast_path,
-                     symmetry=ipp.symmetry, paid=paid, exact_jobs=ipp.exact_jobs)
+                     symmetry=ipp.symmetry, paid=paid, exact_jobs=ipp.exact_jobs, workers=ipp.workers,
+                     race_jobs=ipp.race_jobs)
 
 
 def portfolio(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
@@ -35,7 +36,7 @@ def portfolio(config: SimulationConfig, seed: Seed, billing: Billing, catalog: C
     c = config.coh
     ipp = ipp_member(config.ipp, billing, catalog, paid=c.paid_scoring) if config.ipp is not None else None
     return CohPolicy([HEURISTICS.get(h) for h in c.heuristics], lookahead=config.lookahead, seed=seed, name=c.policy,
-                     ipp=ipp, paid=c.paid_scoring, ipp_wins_ties=c.ipp_wins_ties)
+                     ipp=ipp, paid=c.paid_scoring, ipp_wins_ties=c.ipp_wins_ties, chunk_jobs=_chunk(config))
 
 
 def ipp_alone(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:
@@ -44,7 +45,11 @@ def ipp_alone(config: SimulationConfig, seed: Seed, billing: Billing, catalog: C
     c = config.coh
     return CohPolicy([HEURISTICS.get(c.heuristics[0])], lookahead=config.lookahead, seed=seed, name="ipp",
                      ipp=ipp_member(config.ipp, billing, catalog, paid=c.paid_scoring), paid=c.paid_scoring,
-                     prefer_ipp=True)
+                     prefer_ipp=True, chunk_jobs=_chunk(config))
+
+
+def _chunk(config: SimulationConfig) -> int:
+    return config.ipp.chunk_jobs if config.ipp is not None else 0
 
 
 def heuristic(config: SimulationConfig, seed: Seed, billing: Billing, catalog: Catalog) -> CohPolicy:

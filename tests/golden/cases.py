@@ -81,19 +81,22 @@ def nested(*, policy: str = "coh", solver: str | None = None, reservations: Any 
 
     The capacity rule is the tick rule unless ``capacity`` says otherwise: the cases recorded before
     issue 16 ran under it, and keep reproducing their values exactly under it. Likewise the IPP solves
-    at most two jobs without a solver unless ``exact_jobs`` says otherwise (the rule before issue 17).
+    at most two jobs without a solver and leaves batches of ``max_jobs`` or more to the heuristics unless
+    ``exact_jobs`` and ``chunk_jobs`` say otherwise (the rules before issue 17).
     """
     from broker.coh.config import CohConfig, EngineConfig, IppConfig, SimulationConfig
 
     sections: dict[str, dict[str, Any]] = {"coh": {}, "engine": {}, "ipp": {}}
     names = {"coh": ("heuristics", "lookahead", "paid_scoring", "ipp_wins_ties"),
              "engine": ("tick", "boot_time", "charging", "release_margin", "validate", "capacity"),
-             "ipp": ("time_limit", "deterministic", "threads", "max_jobs", "max_vms", "warm_start", "exact_jobs")}
+             "ipp": ("time_limit", "deterministic", "threads", "max_jobs", "max_vms", "warm_start", "exact_jobs",
+                     "chunk_jobs")}
     for key, value in flat.items():
         [section] = [s for s, keys in names.items() if key in keys]
         sections[section][key] = value
     sections["engine"].setdefault("capacity", "tick")
     sections["ipp"].setdefault("exact_jobs", 2)
+    sections["ipp"].setdefault("chunk_jobs", 0)
     ipp = IppConfig(solver, **sections["ipp"]) if solver is not None else None
     return SimulationConfig(CohConfig(policy, **sections["coh"]), EngineConfig(**sections["engine"]), ipp,
                             reservations)

@@ -83,9 +83,9 @@ def test_portfolio_with_ipp_records_and_is_deterministic(backend: str) -> None:
     assert ticks_a.drop(columns="ipp_wall_s").equals(ticks_b.drop(columns="ipp_wall_s"))
 
 
-def test_batches_at_the_threshold_skip_the_ipp() -> None:
+def test_batches_at_the_threshold_skip_the_ipp_when_not_chunked() -> None:
     jobs = lcg_slice(400)
-    config = SimulationConfig(ipp=IppConfig("cpsat", time_limit=0.05, deterministic=True, max_jobs=3))
+    config = SimulationConfig(ipp=IppConfig("cpsat", time_limit=0.05, deterministic=True, max_jobs=3, chunk_jobs=0))
     stats = simulate(jobs, CATALOG, config=config, seed=1).summary.policy_stats
     assert stats["ipp_status"].get("skipped (too many jobs)", 0) > 0
     assert stats["ipp_calls"] == stats["ipp_exact_ticks"], "below 3 jobs only the exact path runs"
