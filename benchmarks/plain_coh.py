@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_right
+from bisect import bisect_right, insort
 
 DEPARTURE, TICK, DEADLINE = 0, 1, 2
 EMPTY = 1e300
@@ -39,9 +39,12 @@ def plain_replay(arrival: list[float], runtime: list[float], r: list[float], cap
     kind: list[int] = []
     ready: list[float] = []
     anchor: list[float] = []
+    latest: list[float] = []  # the latest departure of the jobs a slot hosts (LD's key is its negative)
     jobs: list[list[tuple[float, float, float, int]]] = []  # per slot: (start, end, r, job)
+    alive: list[int] = []  # slots holding a VM, in slot order
     spare: list[int] = []
     where = [0] * len(arrival)
+    seen: list[int] = []  # the VMs alive when the tick began
     opened: list[int] = []  # VMs started at this tick: the heuristic sees them after the others
     cost = 0.0
     ticks = 0
@@ -54,56 +57,59 @@ def plain_replay(arrival: list[float], runtime: list[float], r: list[float], cap
         seq += 1
 
     def request(t: float) -> None:
-        nonlocal last_tick
-        at = max(math.ceil(t / tick) * tick, last_tick + tick)
-        push(at, TICK, -1)
+        push(max(math.ceil(t / tick) * tick, last_tick + tick), TICK, -1)
 
     def room(slot: int, s: float, e: float) -> float:
-        load = 0.0
+        """Capacity less the most the slot's jobs hold at any instant of [s, e)."""
+        load, later = 0.0, False
         for a, b, rr, _ in jobs[slot]:
-            if a <= s < b:
-                load += rr
+            if a <= s:
+                if s < b:
+                    load += rr
+            elif a < e:
+                later = True
+        if not later:  # the load only falls after s
+            return cap[slot] - load
         peak = load
-        later = sorted((a, b, rr) for a, b, rr, _ in jobs[slot] if s < a < e)
-        if later:
-            changes = [(a, rr) for a, _, rr in later] + [(b, -rr) for a, b, rr, _ in jobs[slot] if s < b < e]
-            changes.sort(key=lambda c: (c[0], c[1]))
-            for _, d in changes:
-                load += d
-                if d > 0 and load > peak:
-                    peak = load
+        changes = sorted([(a, rr) for a, _, rr, _ in jobs[slot] if s < a < e]
+                         + [(b, -rr) for _, b, rr, _ in jobs[slot] if s < b < e])
+        for _, d in changes:
+            load += d
+            peak = max(peak, load)
         return cap[slot] - peak
 
     def start_vm(k: int, now: float) -> int:
         if spare:
             slot = heapq.heappop(spare)
-            cap[slot], kind[slot], ready[slot], anchor[slot] = capacity[k], k, now + boot, now
+            cap[slot], kind[slot], ready[slot], anchor[slot], latest[slot] = capacity[k], k, now + boot, now, -EMPTY
         else:
             slot = len(cap)
-            cap.append(capacity[k]), kind.append(k), ready.append(now + boot), anchor.append(now), jobs.append([])
+            for column, value in ((cap, capacity[k]), (kind, k), (ready, now + boot), (anchor, now),
+                                  (latest, -EMPTY), (jobs, [])):
+                column.append(value)  # type: ignore[attr-defined]
+        insort(alive, slot)
         push(now + btu - margin, DEADLINE, slot)
         opened.append(slot)
         return slot
 
-    def key(slot: int, s: float, e: float) -> float:
-        if rule == "LD":
-            return -max(b for _, b, _, _ in jobs[slot]) if jobs[slot] else EMPTY
-        return room(slot, s, e)
-
     def place(i: int, now: float) -> None:
-        a = max(arrival[i], now)
+        a, need = max(arrival[i], now), r[i]
         best, best_key = -1, math.inf
-        for slot in [*(j for j in range(len(cap)) if cap[j] >= 0 and j not in opened), *opened]:
+        for slot in seen + opened:
             s = max(a, ready[slot])
-            e = s + runtime[i]
-            if room(slot, s, e) >= r[i]:
-                kk = key(slot, s, e)
-                if kk < best_key:
-                    best, best_key = slot, kk
+            if rule == "LD":
+                key = -latest[slot]
+                if key < best_key and room(slot, s, s + runtime[i]) >= need:
+                    best, best_key = slot, key
+            else:
+                left = room(slot, s, s + runtime[i])
+                if need <= left < best_key:
+                    best, best_key = slot, left
         if best < 0:
-            best = start_vm(next(k for k in order if capacity[k] >= r[i]), now)
+            best = start_vm(next(k for k in order if capacity[k] >= need), now)
         s = max(a, ready[best])
-        jobs[best].append((s, s + runtime[i], r[i], i))
+        jobs[best].append((s, s + runtime[i], need, i))
+        latest[best] = max(latest[best], s + runtime[i])
         where[i] = best
         push(s + runtime[i], DEPARTURE, i)
 
@@ -114,10 +120,12 @@ def plain_replay(arrival: list[float], runtime: list[float], r: list[float], cap
         if what == DEPARTURE:
             slot = where[payload]
             jobs[slot] = [j for j in jobs[slot] if j[3] != payload]
+            latest[slot] = max((b for _, b, _, _ in jobs[slot]), default=-EMPTY)
         elif what == TICK:
             last_tick = now
             ticks += 1
             opened.clear()
+            seen = alive[:]
             end = bisect_right(arrival, now + lookahead, lo=nxt)
             for i in range(nxt, end):
                 place(i, now)
@@ -131,5 +139,6 @@ def plain_replay(arrival: list[float], runtime: list[float], r: list[float], cap
                 units = max(1, math.ceil((now - anchor[payload]) / btu - 1e-9))
                 cost += units * hourly[kind[payload]]
                 cap[payload] = -1.0
+                alive.remove(payload)
                 heapq.heappush(spare, payload)
     return cost, ticks

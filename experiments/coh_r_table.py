@@ -1,6 +1,7 @@
 """CoH-R against the paper (CoH §4, §5.2 Figure 2): CoH vs CoH-oneType vs CoH-R vs FCFS-CFH on long traces.
 
     python experiments/coh_r_table.py --store /work/results/coh_r --seeds 1-3 [--traces A,B] [--reqs R] [--n-jobs 2]
+                                      [--ipp cpsat]
 
 Per (trace, requirements, seed): CoH (the trio portfolio, on-demand only) is replayed and its
 demand (VMs billed per hour and type) planned on by the reservation planner (per-type cover, and
@@ -15,6 +16,10 @@ Two samples:
     plan on the first half of the trace's span (the CoH demand of the whole replay up to the
     midpoint: what a broker would have seen), replay the jobs arriving in the second half. The
     row "CoH-R, planned on the half itself" is the in-sample plan of that half, for reference.
+
+With ``--ipp SOLVER`` CoH runs with its integer program (``SOLVER``: a backend or a race such as
+``cbc,cpsat``; deterministic limit of ``--ipp-work``, 2 by default), in every replay that is CoH:
+the demand replay and the CoH-R / CoH-oneType replays (FCFS-CFH stays one heuristic).
 
 Costs are the replay's ``summary.cost``: billed units at each VM's rate plus the run's share of the
 upfront prices (``upfront * run hours / term hours``). "predicted" is what the planner's model
@@ -39,7 +44,7 @@ import numpy as np
 from cells import seeds_of, stored
 from joblib import Parallel, delayed
 
-from broker import CohConfig, SimulationConfig, replay_demand, simulate
+from broker import CohConfig, IppConfig, SimulationConfig, replay_demand, simulate
 from broker.planning.demand import Demand
 from broker.planning.planner import Prices, plan_reservations, report
 from broker.pricing.book import HEAVY, LIGHT, MEDIUM, load_price_book
@@ -92,33 +97,45 @@ def summary_of(result: Any) -> dict[str, Any]:
 
 # -- cells -------------------------------------------------------------------------------------------
 
-def base_cell(trace: str, reqs: str, seed: int, part: str, policy: str) -> dict[str, Any]:
+def ipp_config(ipp: str | None, work: float) -> IppConfig | None:
+    """CoH's integer program of ``--ipp`` (deterministic, ``work`` per tick), or none."""
+    return IppConfig(ipp, time_limit=work, deterministic=True) if ipp else None
+
+
+def config_of(policy: str, ipp: IppConfig | None, plan: Any = None) -> SimulationConfig:
+    """The replay's configuration: the integer program joins CoH (and CoH-R, CoH-oneType), not a heuristic."""
+    takes_ipp = policy in ("coh", "coh-r", "coh-onetype")
+    return SimulationConfig(CohConfig(policy), ipp=ipp if takes_ipp else None, reservations=plan)
+
+
+def base_cell(trace: str, reqs: str, seed: int, part: str, policy: str,
+              ipp: IppConfig | None = None) -> dict[str, Any]:
     """An on-demand replay: CoH (with its demand series) or FCFS-CFH."""
     (jobs, mid), catalog = workload(trace, reqs, seed, part), load_price_book(BOOK).catalog()
     if policy == "coh":
-        demand, result = replay_demand(jobs, catalog, seed=seed)
+        demand, result = replay_demand(jobs, catalog, config=config_of(policy, ipp), seed=seed)
         return {**summary_of(result), "midpoint_s": mid,
                 "demand": {"counts": demand.counts.tolist(), "types": list(demand.types),
                            "interval_s": demand.interval_s, "start": demand.start}}
-    return summary_of(simulate(jobs, catalog, config=SimulationConfig(CohConfig(policy)), seed=seed))
+    return summary_of(simulate(jobs, catalog, config=config_of(policy, ipp), seed=seed))
 
 
 def reserved_cell(store: Path, trace: str, reqs: str, seed: int, sample: str, label: str,
-                  work: float) -> dict[str, Any]:
+                  work: float, ipp: IppConfig | None = None) -> dict[str, Any]:
     """Plan on a CoH demand, replay the plan with CoH-R / CoH-oneType (module docstring)."""
     policy, mode, options, source = RESERVED[label]
     book = load_price_book(BOOK)
     prices = Prices.from_book(book, 1, options=list(options))
     part = "all" if sample == "in-sample" else "second-half"
-    whole = base(store, trace, reqs, seed, "all", "coh")
-    replayed = whole if part == "all" else base(store, trace, reqs, seed, part, "coh")
+    whole = base(store, trace, reqs, seed, "all", "coh", ipp)
+    replayed = whole if part == "all" else base(store, trace, reqs, seed, part, "coh", ipp)
     if source == "self" or part == "all":
         planned_on = demand_of(replayed)
     else:
         planned_on = first_half(demand_of(whole), whole["midpoint_s"])
     plan = plan_reservations(planned_on, prices, mode=mode, solver="cpsat", limit=Limit.deterministic(work))
     predicted = report(demand_of(replayed), prices, dict(plan.plan.counts), mode=mode)
-    config = SimulationConfig(CohConfig(policy), reservations=plan.plan)
+    config = config_of(policy, ipp, plan.plan)
     result = simulate(workload(trace, reqs, seed, part)[0], book.catalog(), config=config, seed=seed, book=book)
     return {**summary_of(result), "plan": [[k, o, n] for (k, o), n in plan.plan.counts.items()],
             "planned_on_hours": plan.horizon_hours, "planned_horizon_cost": plan.planned_horizon_cost,
@@ -146,17 +163,19 @@ def cell_key(*parts: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def base(store: Path, trace: str, reqs: str, seed: int, part: str, policy: str) -> dict[str, Any]:
-    config = SimulationConfig(CohConfig(policy)).to_dict()
+def base(store: Path, trace: str, reqs: str, seed: int, part: str, policy: str,
+         ipp: IppConfig | None = None) -> dict[str, Any]:
+    config = config_of(policy, ipp).to_dict()
     key = cell_key(trace, reqs, seed, part, policy, config, BOOK)
-    return stored(store / f"{key}.json", lambda: base_cell(trace, reqs, seed, part, policy))
+    return stored(store / f"{key}.json", lambda: base_cell(trace, reqs, seed, part, policy, ipp))
 
 
-def reserved(store: Path, trace: str, reqs: str, seed: int, sample: str, label: str, work: float) -> dict[str, Any]:
+def reserved(store: Path, trace: str, reqs: str, seed: int, sample: str, label: str, work: float,
+             ipp: IppConfig | None = None) -> dict[str, Any]:
     policy, mode, options, source = RESERVED[label]
-    config = SimulationConfig().to_dict()
+    config = SimulationConfig(ipp=ipp).to_dict()
     key = cell_key(trace, reqs, seed, sample, policy, mode, options, source, config, BOOK, work)
-    return stored(store / f"{key}.json", lambda: reserved_cell(store, trace, reqs, seed, sample, label, work))
+    return stored(store / f"{key}.json", lambda: reserved_cell(store, trace, reqs, seed, sample, label, work, ipp))
 
 
 # -- the table ---------------------------------------------------------------------------------------
@@ -209,7 +228,10 @@ def main() -> None:
     parser.add_argument("--no-capacity", action="store_true", help="skip the capacity-plan (formula 6) row")
     parser.add_argument("--work", type=float, default=60.0, help="CP-SAT deterministic seconds (capacity plan)")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--ipp", default=None, help="CoH with its integer program on this solver (e.g. cpsat)")
+    parser.add_argument("--ipp-work", type=float, default=2.0, help="the integer program's deterministic limit")
     args = parser.parse_args()
+    ipp = ipp_config(args.ipp, args.ipp_work)
     store = Path(args.store)
     store.mkdir(parents=True, exist_ok=True)
     traces = [str(Path(args.trace_dir) / f"{t}.swf.gz") for t in args.traces.split(",")]
@@ -217,11 +239,11 @@ def main() -> None:
     grid = [(t, r, s) for t in traces for r in reqs for s in seeds]
     parts = ["all"] + (["second-half"] if "out-of-sample" in samples else [])
     first = [(t, r, s, p, pol) for t, r, s in grid for p in parts for pol in ("coh", "FCFS-CFH")]
-    Parallel(n_jobs=args.n_jobs, verbose=5)(delayed(base)(store, *c) for c in first)
+    Parallel(n_jobs=args.n_jobs, verbose=5)(delayed(base)(store, *c, ipp) for c in first)
     labels = {sample: [lab for lab in ROWS[sample] if lab in RESERVED
                        and not (args.no_capacity and "capacity" in lab)] for sample in samples}
     second = [(t, r, s, sample, lab) for t, r, s in grid for sample in samples for lab in labels[sample]]
-    Parallel(n_jobs=args.n_jobs, verbose=5)(delayed(reserved)(store, *c, args.work) for c in second)
+    Parallel(n_jobs=args.n_jobs, verbose=5)(delayed(reserved)(store, *c, args.work, ipp) for c in second)
     print("| trace | requirements | sample | policy | seeds | cost ($) | vs CoH | vs FCFS-CFH | cost / LB "
           "| plan (1-year) | predicted ($) (replay / predicted) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -229,13 +251,13 @@ def main() -> None:
         for r in reqs:
             for sample in samples:
                 part = "all" if sample == "in-sample" else "second-half"
-                coh = [base(store, t, r, s, part, "coh") for s in seeds]
-                cfh = [base(store, t, r, s, part, "FCFS-CFH") for s in seeds]
+                coh = [base(store, t, r, s, part, "coh", ipp) for s in seeds]
+                cfh = [base(store, t, r, s, part, "FCFS-CFH", ipp) for s in seeds]
                 for lab in ROWS[sample]:
                     if lab == "CoH" or lab == "FCFS-CFH":
                         runs = coh if lab == "CoH" else cfh
                     elif lab in labels[sample]:
-                        runs = [reserved(store, t, r, s, sample, lab, args.work) for s in seeds]
+                        runs = [reserved(store, t, r, s, sample, lab, args.work, ipp) for s in seeds]
                     else:
                         continue
                     print(row(Path(t).name.removesuffix(".swf.gz"), r, sample, lab, runs, coh, cfh))

@@ -18,7 +18,7 @@ from solvers.base import Limit, Status, get_solver, list_solvers
 from tests.broker.coh.ipp_cases import BILLING, CATALOG, captured
 from tests.conftest import trace_path, without_timing
 from workloads.cache import load_trace
-from workloads.jobs import job_view
+from workloads.jobs import JobTable, job_view
 
 
 @pytest.mark.parametrize("backend", list_solvers())
@@ -127,3 +127,32 @@ def test_a_solver_failing_on_the_warm_start_is_retried_without_it() -> None:
     plan = member.plan(batch, fleet, np.random.default_rng(0), incumbent=incumbent)
     assert solver.starts == [True, False] and member.retries == 1
     assert plan is not None and member.last is not None and member.last.status.has_solution
+
+
+def egee_burst() -> JobTable:
+    """LPC-EGEE's jobs around its first bursts: ticks of 322, 80, 63 and 72 jobs."""
+    swf = load_trace(trace_path("LPC-EGEE-2004-1.2-cln.swf.gz"))
+    jobs, _ = job_view(swf.frame, reqs="heterogeneous", seed=1, origin=0)
+    return jobs.between(float(jobs.arrival[44_500]), float(jobs.arrival[46_300]))
+
+
+def test_large_batches_are_planned_in_chunks_and_never_cost_more_than_the_heuristics() -> None:
+    jobs = egee_burst()
+    config = SimulationConfig(engine=EngineConfig(validate=True),
+                              ipp=IppConfig("cpsat", time_limit=0.5, deterministic=True, chunk_jobs=20))
+    recorder = MemoryRecorder()
+    result = simulate(jobs, CATALOG, config=config, seed=1, recorder=recorder)
+    stats = result.summary.policy_stats
+    ticks = recorder.frame("portfolio")
+    big = ticks[ticks.jobs >= 50]
+    assert len(big) >= 4 and stats["ipp_chunked_ticks"] == len(big)
+    heuristics = big[["cost[FCFS-SM]", "cost[FCFS-LD]", "cost[FCFS-CFH]"]].min(axis=1)
+    assert (big["cost[IPP]"] <= heuristics + 1e-9).sum() >= 3, "the chunks' plan beats the heuristics' on bursts"
+    won = big[big.winner == "IPP"]
+    assert (won["cost[IPP]"] <= heuristics[won.index] + 1e-9).all()
+    assert (big[big.winner != "IPP"]["cost[IPP]"] > heuristics[big.winner != "IPP"] - 1e-9).all()
+    # without chunks the IPP skips them, and the run costs more
+    plain = simulate(jobs, CATALOG, config=SimulationConfig(ipp=IppConfig("cpsat", time_limit=0.5, deterministic=True,
+                                                                          chunk_jobs=0)), seed=1)
+    assert plain.summary.policy_stats["ipp_chunked_ticks"] == 0
+    assert result.summary.cost < plain.summary.cost
