@@ -98,8 +98,8 @@ class IntervalTable:
         slot, col = self._where.pop(job)
         heapq.heappush(self._free[slot], col)
         self.start[slot, col], self.end[slot, col], self.r[slot, col] = -np.inf, np.inf, 0.0
-        self.dep_min[slot] = self.end[slot].min()
-        self.start_max[slot] = self.start[slot].max()
+        self.dep_min[slot] = min(self.end[slot].tolist())  # Python's min of a short row beats NumPy's call
+        self.start_max[slot] = max(self.start[slot].tolist())
 
     def _widen(self) -> None:
         size, width = self.r.shape

@@ -6,6 +6,10 @@ with room for it (over the job's interval under the interval capacity rule,
 start a VM of the Cost-Efficient type and put the job there.
 Job keys do not change during a call, so the job order is computed once; VM keys are updated after
 every placement. Cost: O(m log m + m * VMs) for m jobs.
+
+A fleet of at most :data:`SMALL_FLEET` slots (a sparse trace's: a few VMs, a job or two a tick) is
+packed over Python lists (:class:`~heuristics.rules.ScalarState`), where a NumPy call would cost
+more than the work it does; larger fleets over arrays. Both make the same choices (tested).
 """
 
 from __future__ import annotations
@@ -13,8 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import CallRoom
-from heuristics.rules import JobOrder, VmRule
+from heuristics.occupancy import CallRoom, Occupancy, peaks
+from heuristics.rules import JobOrder, ScalarState, VmRule
+
+#: Fleets of up to this many slots are packed over Python lists.
+SMALL_FLEET = 48
+_FIRST = np.zeros(1, dtype=np.int64)
 
 
 def pack(batch: Batch, fleet: Fleet, job_order: JobOrder, vm_rule: VmRule, *, rng: np.random.Generator) -> Plan:
@@ -36,7 +44,9 @@ def pack(batch: Batch, fleet: Fleet, job_order: JobOrder, vm_rule: VmRule, *, rn
     Plan
         Every job of the batch exactly once, in placement order.
     """
-    order = job_order(batch)
+    order = _FIRST if len(batch) == 1 else job_order(batch)
+    if len(fleet) <= SMALL_FLEET:
+        return _pack_small(batch, fleet, order, vm_rule, rng)
     n, m = len(fleet), len(batch)
     free = np.full(n + m, -1.0)
     free[:n] = fleet.free
@@ -69,3 +79,84 @@ def pack(batch: Batch, fleet: Fleet, job_order: JobOrder, vm_rule: VmRule, *, rn
         state.placed(j, arrival[i], start + runtime[i], free)
         targets[p] = j
     return Plan(jobs=order, targets=targets, new_types=np.array(new_types, dtype=np.int64), n_slots=n)
+
+
+def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, rng: np.random.Generator) -> Plan:
+    """:func:`pack` over Python lists (module docstring)."""
+    n, now = len(fleet), fleet.now
+    state = ScalarState(vm_rule, fleet)
+    free, ready, capacity = fleet.free.tolist(), fleet.ready_at.tolist(), fleet.capacity.tolist()
+    slots = [j for j, t in enumerate(fleet.vm_type.tolist()) if t >= 0]
+    occ = fleet.occupancy
+    exact_when = _ExactRoom(occ, n) if occ is not None else None
+    by_room = vm_rule.kind == "free"
+    targets: list[int] = []
+    new_types: list[int] = []
+    booted = now + fleet.boot_time
+    r, arrival, runtime = batch.r.tolist(), batch.arrival.tolist(), batch.runtime.tolist()
+    for i in order.tolist():
+        a, need = max(arrival[i], now), r[i]
+        fits = []
+        for j in slots:
+            s = max(ready[j], a)
+            room = free[j]
+            if exact_when is not None and (by_room or room < need) and exact_when.needed(j, s):
+                room = capacity[j] - exact_when.peak(j, s, s + runtime[i])
+            if room >= need:
+                fits.append((j, room))
+        j = state.choose(fits, rng)
+        if j < 0:
+            k = fleet.cost_efficient_type(need)
+            j = n + len(new_types)
+            new_types.append(k)
+            slots.append(j)
+            c = float(fleet.type_capacity[k])
+            free.append(c), ready.append(booted), capacity.append(c)
+            state.opened()
+            if exact_when is not None:
+                exact_when.opened()
+        free[j] -= need
+        start = max(arrival[i], now, ready[j])
+        if exact_when is not None:
+            exact_when.add(j, start, start + runtime[i], need)
+        state.placed(j, arrival[i], start + runtime[i])
+        targets.append(j)
+    return Plan(jobs=order, targets=np.array(targets, dtype=np.int64), new_types=np.array(new_types, dtype=np.int64),
+                n_slots=n)
+
+
+class _ExactRoom:
+    """The interval rule in :func:`_pack_small`: which VMs need their room over the job's run, and that room.
+
+    As :class:`~heuristics.occupancy.CallRoom`: a VM whose jobs all run at the job's start and none
+    of which has left by then has its free capacity as room; another, its capacity less
+    :func:`~heuristics.occupancy.peaks` of its jobs (the fleet's and this call's) over the run.
+    """
+
+    def __init__(self, occ: Occupancy, n: int) -> None:
+        self.occ, self.n = occ, n
+        self.dep_min, self.start_max = occ.dep_min.tolist(), occ.start_max.tolist()
+        self.placed: dict[int, list[tuple[float, float, float]]] = {}
+
+    def needed(self, j: int, s: float) -> bool:
+        return self.dep_min[j] <= s or self.start_max[j] > s
+
+    def opened(self) -> None:
+        self.dep_min.append(np.inf)
+        self.start_max.append(-np.inf)
+
+    def add(self, j: int, start: float, end: float, r: float) -> None:
+        self.placed.setdefault(j, []).append((start, end, r))
+        self.dep_min[j] = min(self.dep_min[j], end)
+        self.start_max[j] = max(self.start_max[j], start)
+
+    def peak(self, j: int, s: float, e: float) -> float:
+        occ, k = self.occ, self.occ.r.shape[1]
+        if j < self.n:
+            start, end, r = occ.start[j:j + 1], occ.end[j:j + 1], occ.r[j:j + 1]
+        else:
+            start, end, r = np.full((1, k), -np.inf), np.full((1, k), np.inf), np.zeros((1, k))
+        if j in self.placed:
+            more = np.array(self.placed[j]).T[:, None, :]
+            start, end, r = np.hstack((start, more[0])), np.hstack((end, more[1])), np.hstack((r, more[2]))
+        return float(peaks(start, end, r, np.array([s]), np.array([e]))[0])

@@ -21,6 +21,7 @@ Readings of the paper where it is terse (documented in ``docs/design.md``):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -126,6 +127,68 @@ class _RandomState(RuleState):
     def choose(self, free: np.ndarray, r: float, rng: np.random.Generator) -> int:
         fits = np.flatnonzero(free >= r)
         return int(fits[rng.integers(len(fits))]) if len(fits) else -1
+
+
+class ScalarState:
+    """A VM rule's per-call state over Python lists, for small fleets: the choices :class:`RuleState` makes.
+
+    Slots are the fleet's, then the VMs the call starts (:meth:`opened`, in order). :meth:`choose`
+    takes the VMs with room for the job, in slot order, with their room.
+    """
+
+    def __init__(self, rule: VmRule, fleet: Fleet) -> None:
+        self.kind, self.sign = rule.kind, rule.sign
+        self.new_key = 0.0
+        self.value: list[float] = []
+        self.count: list[int] = []
+        self.agg, self.use_departure = "", False
+        if rule.kind == "rollover":
+            self.key = (rule.sign * fleet.rollover).tolist()
+            self.new_key = rule.sign * fleet.new_rollover
+        elif rule.kind == "stat":
+            field, self.agg = rule.stat.split("_")
+            self.use_departure = field == "dep"
+            self.value, self.count = getattr(fleet, rule.stat).tolist(), fleet.n_jobs.tolist()
+            self.key = [EMPTY_KEY if v != v else rule.sign * v for v in self.value]
+            self.new_key = EMPTY_KEY
+        else:
+            self.key = []
+
+    def opened(self) -> None:
+        """A new VM was started (the next slot)."""
+        if self.kind in ("rollover", "stat"):
+            self.key.append(self.new_key)
+        if self.kind == "stat":
+            self.value.append(math.nan)
+            self.count.append(0)
+
+    def choose(self, fits: list[tuple[int, float]], rng: np.random.Generator) -> int:
+        """Of ``(slot, room)`` pairs with room for the job, the slot the rule picks; -1 if none."""
+        if not fits:
+            return -1
+        if self.kind == "random":
+            return fits[int(rng.integers(len(fits)))][0]
+        if self.kind == "free":
+            return min(fits, key=lambda f: self.sign * f[1])[0]
+        key = self.key
+        return min(fits, key=lambda f: key[f[0]])[0]
+
+    def placed(self, j: int, arrival: float, departure: float) -> None:
+        """A job (arrival, departure in seconds) was put on slot ``j``."""
+        if self.kind != "stat":
+            return
+        x = departure if self.use_departure else arrival
+        old, n = self.value[j], self.count[j]
+        if n == 0 or old != old:
+            new = x
+        elif self.agg == "min":
+            new = min(old, x)
+        elif self.agg == "max":
+            new = max(old, x)
+        else:
+            new = (old * n + x) / (n + 1)
+        self.value[j], self.count[j] = new, n + 1
+        self.key[j] = self.sign * new
 
 
 @dataclass(frozen=True, slots=True)

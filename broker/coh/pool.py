@@ -24,6 +24,9 @@ from heuristics.occupancy import IntervalTable
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
                  "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
 _INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted", "option")
+#: Up to this many hosted jobs a VM's statistics are refreshed in Python (NumPy's sum of so few values
+#: is the first value plus the others added in order, which Python's reproduces exactly).
+_FEW = 8
 
 
 class Pool:
@@ -217,7 +220,12 @@ class Pool:
             if not members:
                 self._clear_stats(slot)
                 continue
-            a, d = arrival[members], departure[members]
-            self.arr_min[slot], self.arr_max[slot], self.arr_sum[slot] = a.min(), a.max(), a.sum()
-            self.dep_min[slot], self.dep_max[slot] = d.min(), d.max()
+            if len(members) <= _FEW:
+                a, d = [float(arrival[i]) for i in members], [float(departure[i]) for i in members]
+                total = a[0] + sum(a[1:])  # the order in which NumPy adds so few values
+            else:
+                a_, d_ = arrival[members], departure[members]
+                a, d, total = a_.tolist(), d_.tolist(), float(a_.sum())
+            self.arr_min[slot], self.arr_max[slot], self.arr_sum[slot] = min(a), max(a), total
+            self.dep_min[slot], self.dep_max[slot] = min(d), max(d)
         self.dirty.clear()

@@ -112,6 +112,7 @@ class CohWorld:
         self._next_new = 0
         self._waiting: list[int] = []
         self._pending: np.ndarray | None = None
+        self._contiguous = True
         self.ticks = self.departed = 0
         self.began = math.inf
         self._handlers = (self._depart, self._tick, self._deadline)
@@ -156,9 +157,15 @@ class CohWorld:
         if self._pending is not None:
             raise RuntimeError("the previous decision was not acted on (call act first)")
         if self.kernel.run(self._handlers):
-            assert self._pending is not None
+            index = self._pending
+            assert index is not None
             j = self.jobs
-            return Decision(self.now, batch_of(self._pending, j.arrival, j.runtime, j.r, j.user))
+            if self._contiguous:  # the jobs after the last ones handed over: views, not copies
+                lo, hi = int(index[0]), int(index[-1]) + 1
+                batch = Batch(index, j.arrival[lo:hi], j.runtime[lo:hi], j.r[lo:hi], j.user[lo:hi])
+            else:
+                batch = batch_of(index, j.arrival, j.runtime, j.r, j.user)
+            return Decision(self.now, batch)
         if self._validator is not None:
             self._validator.at_end()
         return None
@@ -168,8 +175,9 @@ class CohWorld:
         index, self._pending = self._pending, None
         if index is None:
             raise RuntimeError("no decision is pending (call advance first)")
-        placed = self._apply(plan, index, self.now, by) if plan is not None else set()
-        self._waiting = [i for i in index.tolist() if i not in placed] if len(placed) < len(index) else []
+        jobs = index.tolist()
+        placed = self._apply(plan, jobs, self.now, by) if plan is not None else set()
+        self._waiting = [i for i in jobs if i not in placed] if len(placed) < len(jobs) else []
         self._after_tick(self.now)
 
     def copy(self) -> CohWorld:
@@ -208,6 +216,7 @@ class CohWorld:
         end = bisect_right(self._arrival, now + self.lookahead, lo=self._next_new)
         fresh = np.arange(self._next_new, end, dtype=np.int64)
         index = np.concatenate((np.array(self._waiting, dtype=np.int64), fresh)) if self._waiting else fresh
+        self._contiguous = not self._waiting
         self._next_new = end
         if len(index):
             self._pending = index
@@ -221,15 +230,15 @@ class CohWorld:
             self._validator.at_tick(now)
         self.ticker.request(self._next_visible_time())
 
-    def _apply(self, plan: Plan, index: np.ndarray, now: float, by: str) -> set[int]:
+    def _apply(self, plan: Plan, index: list[int], now: float, by: str) -> set[int]:
         if plan.n_slots != self.pool.n_slots:
             raise RuntimeError(f"policy {by}: plan built on {plan.n_slots} slots, the pool has "
                                f"{self.pool.n_slots} (plans must come from this tick's fleet)")
-        slots = [self._start_vm(int(k), now) for k in plan.new_types]
+        slots = [self._start_vm(k, now) for k in plan.new_types.tolist()] if len(plan.new_types) else []
         n, pool = plan.n_slots, self.pool
         placed: set[int] = set()
         for p, t in zip(plan.jobs.tolist(), plan.targets.tolist(), strict=True):
-            i = int(index[p])
+            i = index[p]
             slot = t if t < n else slots[t - n]
             if self.job_slot[i] >= 0 or pool.vm_id[slot] < 0:
                 raise RuntimeError(f"policy {by}: job {self.jobs.job_id[i]} placed twice "
