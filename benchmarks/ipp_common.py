@@ -52,10 +52,11 @@ def load_jobs(workload: str, *, n_jobs: int) -> JobTable:
 
 
 def copy_fleet(fleet: Fleet) -> Fleet:
-    """A deep copy (the engine's fleet arrays are views of its pool)."""
-    return dataclasses.replace(fleet, **{f.name: np.array(getattr(fleet, f.name), copy=True)
-                                         for f in dataclasses.fields(fleet)
-                                         if isinstance(getattr(fleet, f.name), np.ndarray)})
+    """A deep copy (the engine's fleet arrays and intervals are views of its pool)."""
+    arrays = {f.name: np.array(getattr(fleet, f.name), copy=True) for f in dataclasses.fields(fleet)
+              if isinstance(getattr(fleet, f.name), np.ndarray)}
+    occupancy = fleet.occupancy.frozen() if fleet.occupancy is not None else None
+    return dataclasses.replace(fleet, occupancy=occupancy, **arrays)
 
 
 class Capturing(CohPolicy):
