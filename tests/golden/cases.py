@@ -133,9 +133,17 @@ def coh_lcg(reqs: str, policy: str, n: int | None = 3000, **extra: Any) -> Calla
     return lambda: _coh(coh_jobs(LCG, reqs, n), policy=policy, **extra)
 
 
-def coh_ipp(solver: str, capacity: str = "tick") -> Observed:
+def coh_ipp(solver: str, capacity: str = "tick", **ipp: Any) -> Observed:
     return _coh(coh_jobs(LCG, "heterogeneous", 800), policy="coh", solver=solver, time_limit=0.5, deterministic=True,
-                threads=1, capacity=capacity)
+                threads=1, capacity=capacity, **ipp)
+
+
+def coh_egee_burst(solver: str) -> Observed:
+    """LPC-EGEE around its first bursts (ticks of 322, 80, 63 and 72 jobs), planned in chunks."""
+    jobs = coh_jobs(EGEE, "heterogeneous", None)
+    burst = jobs.between(float(jobs.arrival[44_500]), float(jobs.arrival[46_300]))
+    return _coh(burst, policy="coh", solver=solver, time_limit=0.5, deterministic=True, threads=1,
+                capacity="interval", exact_jobs=12, chunk_jobs=20)
 
 
 def coh_records() -> Observed:
@@ -283,6 +291,11 @@ CASES: dict[str, Callable[[], Observed]] = {
     "coh/lcg/ipp-cbc/interval": lambda: coh_ipp("cbc", "interval"),
     "coh-r/kth/interval": lambda: coh_r_kth("interval"),
     "planning/kth/interval": lambda: planner_kth("interval"),
+    # issue 17: up to 12 jobs solved exactly, larger batches in chunks of 20, two backends racing
+    "coh/lcg/ipp-cpsat/exact12": lambda: coh_ipp("cpsat", "interval", exact_jobs=12, chunk_jobs=20),
+    "coh/lcg/ipp-cbc/exact12": lambda: coh_ipp("cbc", "interval", exact_jobs=12, chunk_jobs=20),
+    "coh/lcg/ipp-cbc,cpsat/race": lambda: coh_ipp("cbc,cpsat", "interval", exact_jobs=2, chunk_jobs=20),
+    "coh/egee/burst/ipp-cpsat/chunks": lambda: coh_egee_burst("cpsat"),
     # hybrid leasing: KTH (M = 100) and SDSC-SP2 (M = 128) slices
     "hybrid/kth/constant-0": leasing(KTH, 100, 5000, "constant", v=0.0),
     "hybrid/kth/constant-31": leasing(KTH, 100, 5000, "constant", v=31.0),

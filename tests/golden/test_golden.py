@@ -1,7 +1,9 @@
 """Every world reproduces the values recorded before the one-kernel redesign, to the last bit.
 
 The CoH cases of then run under the tick capacity rule they were recorded with; the cases named
-``.../interval`` were recorded when the interval rule came in (issue 16).
+``.../interval`` were recorded when the interval rule came in (issue 16), and the IPP cases named
+``exact12``, ``race`` and ``chunks`` with the rules of issue 17 (the cases before it solve at most two
+jobs without a solver and leave batches of 50 jobs or more to the heuristics).
 """
 
 from __future__ import annotations
