@@ -40,8 +40,9 @@ def plan_reservations_cmd(
     interval: Annotated[float, typer.Option(min=1, callback=inputs.finite,
                                             help="Demand interval (s), at least 1.")] = 3600.0,
     heuristics: Annotated[str, typer.Option(help="CoH members of the demand replay.")] = ",".join(PAPER_TRIO),
-    replay_solver: Annotated[str | None, typer.Option(help="Add CoH's integer program (cbc or cpsat, deterministic "
-                                                           "work limit of 1) to the demand replay.")] = None,
+    replay_solver: Annotated[str | None, typer.Option(help="Add CoH's integer program (cbc, cpsat, or a race of both "
+                                                           "such as cbc,cpsat; deterministic work limit of 1) to "
+                                                           "the demand replay.")] = None,
     capacity: Annotated[str, typer.Option(help="Capacity rule of the demand replay: interval or tick.")] = "interval",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the workload and the replay.")] = 0,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
