@@ -1,7 +1,8 @@
 """The leased VMs of a run, as arrays indexed by *slot* (``SPEC.md`` §2, VM lifecycle).
 
 A VM is *booting* until ``ready_at``, then *running* while it hosts jobs and *idle* when it hosts
-none, until it is *released*; its slot is then reused by a later VM. Arrays make a fleet snapshot
+none, until it is *released*; its slot is then reused by a later VM (always the lowest free slot),
+and free slots at the end are dropped, so that a snapshot is as long as the fleet's highest slot. Arrays make a fleet snapshot
 for the heuristics a handful of slices; per-slot job sets keep the statistics of hosted jobs
 (arrival / departure min, max, mean), refreshed lazily for the slots a departure touched.
 Every released VM is closed in the instance ledger (:class:`broker.sim.ledger.Ledger`).
@@ -165,7 +166,21 @@ class Pool:
         self.vm_id[slot], self.vm_type[slot], self.free[slot] = -1, -1, -1.0
         self.dirty.discard(slot)
         heapq.heappush(self._spare, slot)
+        if slot == self.n_slots - 1:
+            self._trim()
         return record
+
+    def _trim(self) -> None:
+        """Drop the free slots at the end: snapshots stay as long as the VMs, not the busiest hour.
+
+        The next VM still takes the lowest free slot (a trimmed slot is taken again by growing).
+        """
+        n = self.n_slots
+        while n and self.vm_id[n - 1] < 0:
+            n -= 1
+        self.n_slots = n
+        self._spare = [slot for slot in self._spare if slot < n]
+        heapq.heapify(self._spare)
 
     def copy(self) -> Pool:
         """An independent copy of the slots and the ledger (the catalog and billing are shared)."""
