@@ -108,8 +108,9 @@ DEFAULT_EXACT_JOBS = 12
 #: Batches of ``max_jobs`` jobs or more are planned this many at a time (BENCHMARKS.md: chunks of 20
 #: came within 0.6-6.6 % of the best known plan at 50-100 jobs in half the limit).
 DEFAULT_CHUNK_JOBS = 20
-#: A race is run in workers on ticks of at least this many jobs (BENCHMARKS.md).
-DEFAULT_RACE_JOBS = 20
+#: A race is run in workers on ticks of at least this many jobs (BENCHMARKS.md: from 13 jobs on LCG's
+#: ticks, side by side is as fast as one after the other or faster, under wall and work limits).
+DEFAULT_RACE_JOBS = 13
 
 
 @dataclass(frozen=True, slots=True)
