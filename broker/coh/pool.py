@@ -2,9 +2,10 @@
 
 A VM is *booting* until ``ready_at``, then *running* while it hosts jobs and *idle* when it hosts
 none, until it is *released*; its slot is then reused by a later VM (always the lowest free slot),
-and free slots at the end are dropped, so that a snapshot is as long as the fleet's highest slot. Arrays make a fleet snapshot
-for the heuristics a handful of slices; per-slot job sets keep the statistics of hosted jobs
-(arrival / departure min, max, mean), refreshed lazily for the slots a departure touched.
+and free slots at the end are dropped, so that a snapshot is as long as the fleet's highest slot.
+Arrays make a fleet snapshot for the heuristics a handful of slices; per-slot job sets keep the
+statistics of hosted jobs (arrival / departure min, max, mean), refreshed lazily for the slots a
+departure touched.
 Every released VM is closed in the instance ledger (:class:`broker.sim.ledger.Ledger`).
 """
 
