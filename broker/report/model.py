@@ -1,0 +1,107 @@
+"""What a report is made of: its configuration, the input every section reads, and the sections' results."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from workloads.swf import SwfHeader
+
+#: The jobs of the generated workload a report makes when no trace is given (``simulate``'s default).
+GENERATED_JOBS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class ReportConfig:
+    """A report's settings: the trace (``None``: the generated workload), the site's nodes, the budget, the seed.
+
+    ``nodes`` is the site's own cluster M (default: the trace header's ``MaxProcs``); ``budget_min``
+    the minutes the analyses may take, planned from each part's estimated cost (:mod:`broker.report.budget`).
+    """
+
+    trace: str | None = None
+    nodes: int | None = None
+    budget_min: float = 10.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.budget_min) and self.budget_min > 0):
+            raise ValueError(f"the budget must be a finite number of minutes > 0, got {self.budget_min}")
+        if self.nodes is not None and self.nodes < 1:
+            raise ValueError(f"the site's nodes must be >= 1, got {self.nodes}")
+        if self.seed < 0:
+            raise ValueError(f"the seed must be >= 0, got {self.seed}")
+
+
+@dataclass(slots=True)
+class ReportInput:
+    """The trace every section reads, and how a command names it.
+
+    ``path`` is the SWF file (the trace itself, or the generated workload written beside the report);
+    ``trace_arg`` the ``--trace`` value of the reproducing commands; ``nodes`` the site's M.
+    """
+
+    path: Path
+    frame: pd.DataFrame
+    header: SwfHeader
+    label: str
+    trace_arg: str
+    nodes: int
+    seed: int
+    shared: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def origin(self) -> int:
+        """The trace's Unix start time (0 when its header gives none)."""
+        return self.header.unix_start_time or 0
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A figure of a section: a file name (``.svg``), its caption and the SVG text."""
+
+    name: str
+    caption: str
+    svg: str
+
+
+Status = Literal["done", "skipped", "not applicable"]
+
+
+@dataclass(slots=True)
+class Section:
+    """One section of the report: its figures, tables, recommendation and the commands behind its numbers.
+
+    ``status`` is ``done`` or says why the section did not run (``skipped``: the budget;
+    ``not applicable``: the trace lacks what it needs), with the reason in ``why``; ``skipped_parts``
+    lists the parts a section left out to stay in the budget; ``files`` are texts written beside the
+    page (a reservation plan its command reads), by name.
+    """
+
+    key: str
+    title: str
+    status: Status = "done"
+    why: str = ""
+    summary: str = ""
+    recommendation: str = ""
+    numbers: dict[str, Any] = field(default_factory=dict)
+    figures: list[Figure] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    commands: list[tuple[str, str]] = field(default_factory=list)
+    skipped_parts: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: everything but the figures' SVG and the tables' rows (written as files)."""
+        return {"key": self.key, "title": self.title, "status": self.status, "why": self.why,
+                "summary": self.summary, "recommendation": self.recommendation, "numbers": self.numbers,
+                "figures": [{"file": f"figures/{f.name}", "caption": f.caption} for f in self.figures],
+                "tables": {name: f"tables/{name}.parquet" for name in self.tables},
+                "commands": [{"what": what, "command": command} for what, command in self.commands],
+                "skipped_parts": self.skipped_parts, "files": sorted(self.files),
+                "wall_s": round(self.seconds, 3)}

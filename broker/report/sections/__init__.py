@@ -1,0 +1,27 @@
+"""The report's sections, in the order they run and appear: each ``run(input, budget) -> Section``.
+
+The order is the order of value to a site: the trace, what CoH costs, what to reserve, how to run a
+cluster wholly on the cloud, whether to lease beside an own cluster, the advisor and the elastic pool.
+A section that the budget cannot hold is skipped with the reason; later, cheaper ones may still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from broker.report.budget import Budget
+from broker.report.model import ReportInput, Section
+from broker.report.sections import advisor, cluster, coh, elastic, leasing, reservations, trace
+
+SectionRunner = Callable[[ReportInput, Budget], Section]
+
+#: (key, title, runner) in the report's order.
+SECTIONS: tuple[tuple[str, str, SectionRunner], ...] = (
+    ("trace", "The trace", trace.run),
+    ("coh", "CoH on on-demand instances", coh.run),
+    ("reservations", "Reserved instances", reservations.run),
+    ("cluster", "A cluster run wholly on the cloud", cluster.run),
+    ("leasing", "A site that leases cloud nodes", leasing.run),
+    ("advisor", "Run here or in the cloud: the placement advisor", advisor.run),
+    ("elastic", "An elastic pool of cores", elastic.run),
+)

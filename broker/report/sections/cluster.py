@@ -1,0 +1,128 @@
+"""A cluster run wholly on the cloud: a grid of the keep-alive, cap and delay policies, its Pareto front and a pick.
+
+The grid is written beside the report (``cluster_grid.toml``) and run through the same cells as
+``cloudbroker cluster sweep`` (one instance per job, the ``ec2-2013-cluster`` prices); the front is
+the cells no other beats on both cost and mean overhead, and the recommended point is the front's
+*knee*: the point nearest the ideal (lowest cost, lowest overhead) once both are scaled to [0, 1]
+over the front.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from broker.cloudcluster.sweep import CELL_NAME, SETTINGS, cluster_cell, grid, sweep_table, workload_of
+from broker.report import figures
+from broker.report.budget import Budget, estimate
+from broker.report.model import Figure, ReportInput, Section
+from broker.sweep import cells, run_sweep
+
+GRID_FILE = "cluster_grid.toml"
+
+
+def families(peak: int) -> list[dict[str, Any]]:
+    """The grid's policy families; the caps are fractions of the peak of jobs running at once."""
+    caps = sorted({max(1, round(f * peak)) for f in (0.1, 0.25, 0.5)})
+    return [{"name": "end of the paid hour"},
+            {"name": "P1 cap", "cap": caps},
+            {"name": "P3 keep-alive", "keepalive": ["fixed:0.1", "fixed:0.3", "fixed:0.5"]},
+            {"name": "P4 delay", "delay_min": [1, 5, 15]},
+            {"name": "P6 next hour", "wait_next_hour_min": [5, 15]},
+            {"name": "baseline: idle timeout", "idle_timeout_min": [5, 30]}]
+
+
+def knee(cost: np.ndarray, overhead: np.ndarray) -> int:
+    """Index of the point nearest (min cost, min overhead) with both scaled to [0, 1]; ties: the cheaper."""
+    def scaled(x: np.ndarray) -> np.ndarray:
+        span = float(x.max() - x.min())
+        return (x - x.min()) / span if span > 0 else np.zeros_like(x)
+
+    distance = np.hypot(scaled(cost), scaled(overhead))
+    return int(np.lexsort((cost, distance))[0])
+
+
+def run(inp: ReportInput, budget: Budget) -> Section:
+    """The cloud-cluster section."""
+    section = Section("cluster", "A cluster run wholly on the cloud")
+    jobs, _ = workload_of(str(inp.path), None, None, inp.seed)
+    n = len(jobs)
+    spec = {"name": "report", "workload": {"trace": str(inp.path.resolve()), "seed": inp.seed},
+            "family": families(_peak(jobs.submit, jobs.runtime))}
+    configs = grid(spec)
+    if not budget.allow("the cloud-cluster grid", estimate("cluster_cell", n, runs=len(configs))):
+        section.status, section.why = "skipped", budget.skipped[-1]
+        return section
+    todo = cells(configs, name=f"{CELL_NAME}-report", root_seed=inp.seed, paired=True)
+    table = sweep_table(configs, run_sweep(cluster_cell, todo, n_jobs=-1))
+    section.files[GRID_FILE] = toml(spec)
+    section.commands.append(("every cell of the grid", f"cloudbroker cluster sweep {GRID_FILE} --out cluster-sweep "
+                                                       f"--seed {inp.seed} --json"))
+    front = table[table["pareto"]].sort_values("cost")
+    pick = front.iloc[knee(front["cost"].to_numpy(float), front["overhead_mean_s"].to_numpy(float))]
+    columns = ["family", *SETTINGS, "cost", "instance_cost", "egress_cost", "overhead_mean_s", "overhead_p95_s",
+               "instances", "pareto"]
+    section.tables["cluster_grid"] = table[[c for c in columns if c in table]]
+    section.numbers = {"jobs": n, "cells": len(table), "on_front": int(table["pareto"].sum()),
+                       "recommended": {"family": pick["family"], "settings": _settings(pick),
+                                       "cost": float(pick["cost"]), "overhead_mean_s": float(pick["overhead_mean_s"])},
+                       "cheapest_cost": float(table["cost"].min()),
+                       "lowest_overhead_s": float(table["overhead_mean_s"].min())}
+    section.figures.append(_figure(table, pick))
+    section.summary = (f"{len(table)} policies on {n:,} jobs; {int(table['pareto'].sum())} are on the front of cost "
+                       f"against the mean overhead a job sees (its wait for an instance and the boot).")
+    section.recommendation = (f"Run {pick['family']} ({_settings(pick) or 'its defaults'}): ${pick['cost']:,.2f} with "
+                              f"{pick['overhead_mean_s']:,.0f} s of mean overhead, the front's knee.")
+    section.commands.append(("the recommended point",
+                             f"cloudbroker cluster --trace {inp.trace_arg} --seed {inp.seed} {_flags(pick)}--json"))
+    return section
+
+
+def _peak(submit: np.ndarray, runtime: np.ndarray) -> int:
+    """Most jobs running at once if each started at its submission."""
+    times = np.concatenate((submit, submit + runtime))
+    steps = np.concatenate((np.ones(len(submit)), -np.ones(len(submit))))
+    order = np.lexsort((steps, times))  # an end before a start at the same instant
+    return int(np.cumsum(steps[order]).max()) if len(order) else 0
+
+
+def _settings(row: pd.Series) -> str:
+    return ", ".join(f"{k} = {row[k]}" for k in SETTINGS if k in row and row[k] is not None and not pd.isna(row[k]))
+
+
+def _flags(row: pd.Series) -> str:
+    names = {"cap": "--cap", "keepalive": "--keepalive", "idle_timeout_min": "--idle-timeout", "delay_min": "--delay",
+             "burst_ratio": "--burst-ratio", "wait_next_hour_min": "--wait-next-hour"}
+    return "".join(f"{flag} {row[k]} " for k, flag in names.items() if k in row and row[k] is not None
+                   and not pd.isna(row[k]))
+
+
+def toml(spec: dict[str, Any]) -> str:
+    """The grid as a ``cluster sweep`` TOML file."""
+    def value(v: Any) -> str:
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return f'"{v}"' if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+
+    lines = [f"name = {value(spec['name'])}", "[workload]"]
+    lines += [f"{k} = {value(v)}" for k, v in spec["workload"].items()]
+    for family in spec["family"]:
+        lines += ["", "[[family]]"] + [f"{k} = {value(v)}" for k, v in family.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _figure(table: pd.DataFrame, pick: pd.Series) -> Figure:
+    fig, ax = figures.new()
+    for family, rows in table.groupby("family", sort=False):
+        ax.scatter(rows["overhead_mean_s"], rows["cost"], s=18, label=str(family))
+    front = table[table["pareto"]].sort_values("overhead_mean_s")
+    ax.plot(front["overhead_mean_s"], front["cost"], "k-", lw=0.8, label="Pareto front")
+    ax.scatter([pick["overhead_mean_s"]], [pick["cost"]], s=120, facecolors="none", edgecolors="tab:red", lw=1.5,
+               label="recommended")
+    ax.set(xlabel="mean overhead per job (s)", ylabel="cost ($)", title="cloud cluster: cost against overhead")
+    ax.legend(fontsize=6, ncol=2)
+    return Figure("cluster_front.svg", "Every policy of the grid: its cost and the mean overhead a job sees; the "
+                                       "line joins the Pareto front, the circle marks the recommended point.",
+                  figures.svg(fig))

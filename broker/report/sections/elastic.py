@@ -1,0 +1,102 @@
+"""A pool of cores for the trace's jobs: the site's fixed pool, the threshold autoscaler and SARSA sizing it.
+
+``cloudbroker elastic``'s runs on the trace's jobs, each processor a one-core job (``--parallel
+expand``): a rigid pool of the site's M cores run first come first served, an elastic pool sized
+by the threshold autoscaler, and one sized by SARSA with an echo state network. The figures are
+the responsiveness of interactive jobs (run time under 15 minutes): their mean ``w``
+(wait / (wait + run)) and the share that wait over two minutes, beside the cores paid for.
+A long trace is cut to its first jobs to stay in the budget (``--limit-jobs``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from broker.elastic.simulate import run_elastic
+from broker.elastic.world import PoolConfig
+from broker.report import figures
+from broker.report.budget import Budget, estimate
+from broker.report.model import Figure, ReportInput, Section
+from workloads.cores import cores_view
+
+#: The windows tried, longest first (core-jobs).
+WINDOWS = (200_000, 100_000, 50_000, 20_000, 10_000, 5_000)
+RUNS = (("rigid", "fcfs"), ("elastic", "threshold"), ("elastic", "sarsa"))
+SHOWN = ("w_interactive_mean", "share_interactive_wait_over_120s", "wait_interactive_mean_s", "w_batch_mean",
+         "utilization", "mean_cores", "core_hours")
+
+
+def _cost(n: int) -> float:
+    return estimate("elastic_rule", n, runs=2) + estimate("elastic_sarsa", n)
+
+
+def run(inp: ReportInput, budget: Budget) -> Section:
+    """The elastic section."""
+    section = Section("elastic", "An elastic pool of cores")
+    every, _ = cores_view(inp.frame, parallel="expand", origin=float(inp.origin))
+    fits = [w for w in (len(every), *WINDOWS) if w <= len(every) and _cost(w) <= budget.left]
+    if len(every) < WINDOWS[-1]:
+        section.status, section.why = "not applicable", f"{len(every):,} core-jobs, fewer than {WINDOWS[-1]:,}"
+        return section
+    if not fits or not budget.allow("the elastic pool", _cost(fits[0])):
+        section.status, section.why = "skipped", (budget.skipped[-1] if not fits and budget.skipped else
+                                                  f"the elastic pool: even {WINDOWS[-1]:,} core-jobs need about "
+                                                  f"{_cost(WINDOWS[-1]):.0f} s, {budget.left:.0f} s left")
+        if not fits:
+            budget.skipped.append(section.why)
+        return section
+    n = fits[0]
+    jobs = every.head(n)
+    m = inp.nodes
+    trim = min(500, n // 10)
+    floor = max(1, min(30, m // 4))
+    rows: list[dict[str, Any]] = []
+    for mode, policy in RUNS:
+        pool = PoolConfig(m, elastic=mode == "elastic", min_cores=floor)
+        s = run_elastic(jobs, pool, policy, seed=inp.seed, trim=trim).summary.to_dict()
+        rows.append({"run": f"{policy} ({mode})", **{k: s.get(k) for k in SHOWN}})
+        section.commands.append((f"{policy} ({mode})", f"cloudbroker elastic --trace {inp.trace_arg} --mode {mode} "
+                                                       f"--policy {policy} --cores {m} --min-cores {floor} "
+                                                       f"--limit-jobs {n} --trim {trim} --seed {inp.seed} --json"))
+    table = pd.DataFrame(rows)
+    section.tables["elastic_runs"] = table
+    section.numbers = {"core_jobs": n, "core_jobs_in_trace": len(every), "cores": m, "min_cores": floor,
+                       "runs": {r["run"]: {k: v for k, v in r.items() if k != "run"} for r in rows}}
+    if n < len(every):
+        section.skipped_parts.append(f"the elastic pool ran the first {n:,} of {len(every):,} core-jobs (budget)")
+    section.figures.append(_figure(table))
+    section.summary, section.recommendation = _texts(table)
+    return section
+
+
+def _figure(table: pd.DataFrame) -> Figure:
+    fig, (resp, cost) = figures.new(2)
+    resp.bar(table["run"], table["w_interactive_mean"].astype(float), color="tab:blue")
+    resp.set(ylabel="mean w of interactive jobs", title="responsiveness (lower is better)")
+    cost.bar(table["run"], table["core_hours"].astype(float), color="tab:gray")
+    cost.set(ylabel="core-hours paid", title="cores paid for")
+    for ax in (resp, cost):
+        ax.tick_params(axis="x", labelsize=7, rotation=15)
+    return Figure("elastic_runs.svg", "Interactive jobs' mean w = wait / (wait + run) and the core-hours each pool "
+                                      "paid for.", figures.svg(fig))
+
+
+def _texts(table: pd.DataFrame) -> tuple[str, str]:
+    by = table.set_index("run")
+    summary = "; ".join(f"{run}: w {row['w_interactive_mean']:.3f}, {row['core_hours']:,.0f} core-hours"
+                        for run, row in by.iterrows() if row["w_interactive_mean"] is not None)
+    sarsa, rule = by.loc["sarsa (elastic)"], by.loc["threshold (elastic)"]
+    if None in (sarsa["w_interactive_mean"], rule["w_interactive_mean"]):
+        return summary + ".", "No interactive job was counted: the responsiveness cannot be compared."
+    better = sarsa["w_interactive_mean"] < rule["w_interactive_mean"]
+    cheaper = sarsa["core_hours"] <= rule["core_hours"]
+    if better and cheaper:
+        advice = "Let SARSA size the pool: more responsive than the threshold autoscaler for no more core-hours."
+    elif better:
+        advice = (f"SARSA is more responsive but pays {sarsa['core_hours'] / rule['core_hours'] - 1:.0%} more "
+                  f"core-hours than the threshold autoscaler: choose by which matters more.")
+    else:
+        advice = "Keep the threshold autoscaler: SARSA is not more responsive here, so the learner loses to the rule."
+    return summary + ".", advice
