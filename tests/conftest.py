@@ -37,6 +37,8 @@ def without_timing(value: Any) -> Any:
     """Drop measured wall times (keys ending in ``wall_s``): the only fields identical runs may differ in."""
     if isinstance(value, dict):
         return {k: without_timing(v) for k, v in value.items() if not k.endswith("wall_s")}
+    if isinstance(value, list):
+        return [without_timing(v) for v in value]
     return value
 
 

@@ -27,9 +27,9 @@ SECONDS_PER_JOB: dict[str, float] = {
     "leasing_constant": 2e-5,
     "leasing_qlearning": 6e-4,
     "cluster_cell": 6e-5,
-    "advisor": 8e-3,
-    "elastic_rule": 3e-5,
-    "elastic_sarsa": 4e-4,
+    "advisor": 1.5e-3,
+    "elastic_rule": 8e-5,
+    "elastic_sarsa": 8e-4,
 }
 #: A fixed cost per part (imports, worker start, a solver's first call), seconds.
 FIXED_SECONDS = 0.5

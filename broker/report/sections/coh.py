@@ -117,7 +117,7 @@ def _texts(table: pd.DataFrame) -> tuple[str, str]:
     heuristics = table[~table["policy"].str.startswith("CoH")]
     summary = (f"{best['policy']} costs ${best['cost']:,.2f}, {best['cost_over_lb']:.3f} times the lower bound "
                f"${best['lower_bound']:,.2f}; jobs wait {best['wait_mean_s']:.0f} s on average "
-               f"({best['wait_p95_s']:.0f} s at the 95th percentile), the VMs' boot included.")
+               f"({best['wait_p95_s']:.0f} s at the 95th percentile) for a VM to boot.")
     if heuristics.empty:
         return summary, f"Run {best['policy']} (the heuristics alone were left out to stay in the budget)."
     single = heuristics.iloc[int(np.argmin(heuristics["cost"].to_numpy(float)))]

@@ -1,0 +1,51 @@
+"""``cloudbroker report``: the analyses that fit a trace, within a time budget, as one HTML page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from broker.cli import inputs
+from broker.cli.console import bar, err, out
+
+
+def report_cmd(
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory of the report: index.html, report.json, "
+                                          "tables/ (Parquet) and figures/.")],
+    trace: Annotated[str | None, typer.Option(help="SWF file or registry name (default: the generated workload, "
+                                                   "written as workload.swf beside the report).")] = None,
+    nodes: Annotated[int | None, typer.Option(min=1, help="The site's own nodes M (default: the trace header's "
+                                                          "MaxProcs).")] = None,
+    budget_min: Annotated[float, typer.Option(callback=inputs.positive, help="Minutes the analyses may take "
+                                                                             "(planned from estimates).")] = 10.0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice (as the other commands').")] = 0,
+    force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier report in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print report.json.")] = False,
+) -> None:
+    """A site report for a trace: what to reserve, which policy to run, what it costs, in one page."""
+    from broker.report import ReportConfig, build_report  # the worlds and matplotlib, imported when run
+
+    inputs.output_dir(out_dir, "--out", force=force)
+    if trace is not None:
+        inputs.trace(trace)  # a missing or malformed trace is refused before any work
+    config = ReportConfig(trace=trace, nodes=nodes, budget_min=budget_min, seed=seed)
+    from broker.report.sections import SECTIONS
+
+    with bar("report", len(SECTIONS), quiet=not err.is_terminal) as update:
+        report = build_report(config, out_dir, progress=None if update is None else
+                              lambda done, total, _title: update(done, total))
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), sort_keys=True, default=str))
+        return
+    table = Table(title=f"report on {report.label} -> {out_dir / 'index.html'}")
+    for col in ("section", "status", "s", "recommendation or reason"):
+        table.add_column(col, justify="right" if col == "s" else "left")
+    for s in report.sections:
+        table.add_row(s.title, s.status, f"{s.seconds:.1f}", s.recommendation or s.why)
+    out.print(table)
+    for reason in report.budget["skipped"]:
+        out.print(f"left out to stay within {budget_min:g} min: {reason}")

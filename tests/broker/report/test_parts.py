@@ -1,0 +1,95 @@
+"""The report's parts with known answers: the budget's arithmetic, the hourly load, caps, the knee, the grid file."""
+
+from __future__ import annotations
+
+import tomllib
+
+import numpy as np
+import pytest
+
+from broker.cloudcluster.sweep import grid
+from broker.report.budget import FIXED_SECONDS, SECONDS_PER_JOB, Budget, estimate
+from broker.report.sections.advisor import protocol_for
+from broker.report.sections.cluster import _peak, families, knee, toml
+from broker.report.sections.leasing import caps
+from broker.report.sections.trace import hourly_state
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_a_part_that_fits_exactly_runs_and_the_next_second_does_not() -> None:
+    budget = Budget(60.0, clock=Clock())
+    assert budget.allow("a", 45.0) and budget.left == 15.0
+    assert budget.allow("b", 15.0) and budget.left == 0.0  # exactly what is left
+    assert not budget.allow("c", 1e-9)
+    assert budget.skipped == ["c: needs about 0 s, 0 s of the budget left"]
+    assert budget.planned == 60.0
+
+
+def test_the_clock_guard_skips_everything_once_the_budget_is_spent() -> None:
+    clock = Clock()
+    budget = Budget(10.0, clock=clock)
+    clock.t += 10.0  # exactly spent: not yet over
+    assert budget.allow("a", 1.0)
+    clock.t += 0.5
+    assert not budget.allow("b", 0.0)
+    assert budget.skipped == ["b: the budget ran out (10 s of 10 s spent)"]
+
+
+def test_an_estimate_is_the_fixed_cost_plus_the_cost_per_job_per_run() -> None:
+    assert estimate("coh_trio", 10_000) == pytest.approx(FIXED_SECONDS + 10_000 * SECONDS_PER_JOB["coh_trio"])
+    assert estimate("leasing_constant", 1000, runs=3) == pytest.approx(3 * (FIXED_SECONDS + 1000 * 2e-5))
+    with pytest.raises(ValueError, match="> 0"):
+        Budget(0.0)
+
+
+def test_the_hourly_load_and_queue_count_each_job_on_its_half_open_intervals() -> None:
+    # job 0: submitted 0, starts 0, ends 7200 on 4 procs; job 1: submitted 1800, starts 3600, ends 3601 on 2;
+    # job 2: submitted 3600, waits until 10800, ends 14400 on 1
+    submit = np.array([0.0, 1800.0, 3600.0])
+    start = np.array([0.0, 3600.0, 10800.0])
+    end = np.array([7200.0, 3601.0, 14400.0])
+    table = hourly_state(submit, start, end, np.array([4.0, 2.0, 1.0]), span_end=14400.0)
+    assert table["hour"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert table["busy_procs"].tolist() == [4.0, 6.0, 0.0, 1.0, 0.0]  # at 7200 job 0 has ended; at 14400 job 2
+    assert table["queued_jobs"].tolist() == [0, 1, 1, 0, 0]  # at 3600 job 1 starts, job 2 arrives and waits
+
+
+def test_the_caps_are_fractions_of_the_site_with_0_and_m_always_in() -> None:
+    assert caps(100) == [0, 6, 12, 25, 50, 100]
+    assert caps(16) == [0, 1, 2, 4, 8, 16]
+    assert caps(1) == [0, 1]
+
+
+def test_the_advisor_uses_the_papers_protocol_from_20000_jobs_and_halves_below() -> None:
+    assert (protocol_for(20_000).tune, protocol_for(20_000).skip, protocol_for(20_000).evaluate) == (500, 10_000,
+                                                                                                      10_000)
+    short = protocol_for(19_999)
+    assert (short.tune, short.skip, short.evaluate) == (500, 9_999, 10_000)
+    assert (protocol_for(801).tune, protocol_for(801).skip, protocol_for(801).evaluate) == (400, 400, 401)
+
+
+def test_the_knee_is_the_front_point_nearest_the_ideal_and_ties_go_to_the_cheaper() -> None:
+    cost = np.array([10.0, 6.0, 2.0])
+    overhead = np.array([0.0, 3.0, 10.0])
+    assert knee(cost, overhead) == 1  # scaled (1, 0), (0.5, 0.3), (0, 1): the middle is nearest (0, 0)
+    assert knee(np.array([0.0, 10.0]), np.array([10.0, 0.0])) == 0  # equally far: the cheaper
+    assert knee(np.array([5.0]), np.array([7.0])) == 0
+
+
+def test_the_peak_counts_an_end_before_a_start_at_the_same_instant() -> None:
+    assert _peak(np.array([0.0, 10.0, 5.0]), np.array([10.0, 5.0, 10.0])) == 2
+    assert _peak(np.array([0.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0])) == 3
+
+
+def test_the_grid_file_reads_back_as_the_same_cells() -> None:
+    spec = {"name": "report", "workload": {"trace": "/data/t.swf", "seed": 3}, "family": families(40)}
+    assert families(40)[1]["cap"] == [4, 10, 20]
+    assert grid(tomllib.loads(toml(spec))) == grid(spec)
+    assert len(grid(spec)) == 1 + 3 + 3 + 3 + 2 + 2
