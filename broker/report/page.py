@@ -44,7 +44,7 @@ def render(title: str, subtitle: str, sections: Sequence[Section], footer: dict[
              f"beside this page).</p>")
     left = f"<h2 id=skipped>Left out to stay within the budget</h2><ul>{skipped}</ul>" if skipped else ""
     return (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            f"<meta name=viewport content='width=device-width, initial-scale=1'>"
+            f"<meta name=viewport content='width=device-width, initial-scale=1'><link rel=icon href='data:,'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n"
             f"<body><main><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p><nav>{nav}</nav>\n"
             f"{body}\n{left}\n{notes}\n<p class=note>Every figure is in <code>report.json</code>, every table in "

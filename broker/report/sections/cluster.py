@@ -4,7 +4,9 @@ The grid is written beside the report (``cluster_grid.toml``) and run through th
 ``cloudbroker cluster sweep`` (one instance per job, the ``ec2-2013-cluster`` prices); the front is
 the cells no other beats on both cost and mean overhead, and the recommended point is the front's
 *knee*: the point nearest the ideal (lowest cost, lowest overhead) once both are scaled to [0, 1]
-over the front.
+over the front, the cost linearly and the overhead by its logarithm (10 s against 100 s weighs as
+much as 1,000 s against 10,000 s; on a linear scale one cap that starves the queue for days would
+make every overhead below an hour look alike).
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ def families(peak: int) -> list[dict[str, Any]]:
 
 
 def knee(cost: np.ndarray, overhead: np.ndarray) -> int:
-    """Index of the point nearest (min cost, min overhead) with both scaled to [0, 1]; ties: the cheaper."""
+    """Index of the point nearest (min cost, min overhead), cost and ``log10(1 + overhead)`` scaled to [0, 1].
+
+    Ties go to the cheaper point.
+    """
     def scaled(x: np.ndarray) -> np.ndarray:
         span = float(x.max() - x.min())
         return (x - x.min()) / span if span > 0 else np.zeros_like(x)
 
-    distance = np.hypot(scaled(cost), scaled(overhead))
+    distance = np.hypot(scaled(cost), scaled(np.log10(1.0 + overhead)))
     return int(np.lexsort((cost, distance))[0])
 
 
@@ -62,9 +67,10 @@ def run(inp: ReportInput, budget: Budget) -> Section:
                                                        f"--seed {inp.seed} --json"))
     front = table[table["pareto"]].sort_values("cost")
     pick = front.iloc[knee(front["cost"].to_numpy(float), front["overhead_mean_s"].to_numpy(float))]
-    columns = ["family", *SETTINGS, "cost", "instance_cost", "egress_cost", "overhead_mean_s", "overhead_p95_s",
+    compact = table.assign(settings=[_settings(row) for _, row in table.iterrows()])
+    columns = ["family", "settings", "cost", "instance_cost", "egress_cost", "overhead_mean_s", "overhead_p95_s",
                "instances", "pareto"]
-    section.tables["cluster_grid"] = table[[c for c in columns if c in table]]
+    section.tables["cluster_grid"] = compact[[c for c in columns if c in compact]]
     section.numbers = {"jobs": n, "cells": len(table), "on_front": int(table["pareto"].sum()),
                        "recommended": {"family": pick["family"], "settings": _settings(pick),
                                        "cost": float(pick["cost"]), "overhead_mean_s": float(pick["overhead_mean_s"])},
@@ -89,13 +95,18 @@ def _peak(submit: np.ndarray, runtime: np.ndarray) -> int:
 
 
 def _settings(row: pd.Series) -> str:
-    return ", ".join(f"{k} = {row[k]}" for k in SETTINGS if k in row and row[k] is not None and not pd.isna(row[k]))
+    return ", ".join(f"{k} = {_value(row[k])}" for k in SETTINGS if k in row and row[k] is not None
+                     and not pd.isna(row[k]))
+
+
+def _value(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _flags(row: pd.Series) -> str:
     names = {"cap": "--cap", "keepalive": "--keepalive", "idle_timeout_min": "--idle-timeout", "delay_min": "--delay",
              "burst_ratio": "--burst-ratio", "wait_next_hour_min": "--wait-next-hour"}
-    return "".join(f"{flag} {row[k]} " for k, flag in names.items() if k in row and row[k] is not None
+    return "".join(f"{flag} {_value(row[k])} " for k, flag in names.items() if k in row and row[k] is not None
                    and not pd.isna(row[k]))
 
 
@@ -121,7 +132,9 @@ def _figure(table: pd.DataFrame, pick: pd.Series) -> Figure:
     ax.plot(front["overhead_mean_s"], front["cost"], "k-", lw=0.8, label="Pareto front")
     ax.scatter([pick["overhead_mean_s"]], [pick["cost"]], s=120, facecolors="none", edgecolors="tab:red", lw=1.5,
                label="recommended")
-    ax.set(xlabel="mean overhead per job (s)", ylabel="cost ($)", title="cloud cluster: cost against overhead")
+    ax.set_xscale("symlog", linthresh=10.0)
+    ax.set(xlabel="mean overhead per job (s, logarithmic above 10 s)", ylabel="cost ($)",
+           title="cloud cluster: cost against overhead")
     ax.legend(fontsize=6, ncol=2)
     return Figure("cluster_front.svg", "Every policy of the grid: its cost and the mean overhead a job sees; the "
                                        "line joins the Pareto front, the circle marks the recommended point.",

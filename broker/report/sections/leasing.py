@@ -58,7 +58,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
         section.commands.append(("Q-learning", f"{command} --policy qlearning --json"))
     else:
         section.skipped_parts.append(budget.skipped[-1])
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows).astype({"v": "Int64"})
     section.tables["leasing_policies"] = table
     section.numbers = {"nodes": m, "jobs": n, "twt_local_only_s": ref[0], "cloud_cpu_unbounded_s": ref[1],
                        "policies": {r["policy"]: {k: v for k, v in r.items() if k != "policy"} for r in rows}}
@@ -76,7 +76,7 @@ def _row(name: str, v: int | None, s: Any, ref: tuple[float, float]) -> dict[str
 
 def _figure(table: pd.DataFrame) -> Figure:
     fig, ax = figures.new()
-    constant = table[table["v"].notna()]
+    constant = table[table["v"].notna()].astype({"v": float})
     ax.plot(constant["v"], constant["twt_imp_pct"], "o-", label="wait improvement %")
     ax.plot(constant["v"], constant["cost_pct"], "s-", label="cloud cost %")
     ax.plot(constant["v"], constant["balance"], "^-", label="balance")

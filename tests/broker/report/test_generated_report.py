@@ -11,17 +11,8 @@ import pandas as pd
 import pytest
 
 from broker.report import ReportConfig, build_report
+from tests.broker.report.conftest import SEED
 from tests.conftest import cloudbroker, without_timing
-
-SEED = 2
-
-
-@pytest.fixture(scope="module")
-def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "r"
-    run = cloudbroker("report", "--out", str(out), "--seed", str(SEED))
-    assert run.code == 0, run.err
-    return out
 
 
 def sections(out: Path) -> dict[str, dict[str, Any]]:

@@ -78,7 +78,11 @@ def test_the_advisor_uses_the_papers_protocol_from_20000_jobs_and_halves_below()
 def test_the_knee_is_the_front_point_nearest_the_ideal_and_ties_go_to_the_cheaper() -> None:
     cost = np.array([10.0, 6.0, 2.0])
     overhead = np.array([0.0, 3.0, 10.0])
-    assert knee(cost, overhead) == 1  # scaled (1, 0), (0.5, 0.3), (0, 1): the middle is nearest (0, 0)
+    assert knee(cost, overhead) == 1  # scaled (1, 0), (0.5, 0.578), (0, 1): the middle is nearest (0, 0)
+    # a front with one starved cap: linearly the 4.7-hour point (distance 0.560) would beat 332 s (0.583);
+    # with the overhead's logarithm 332 s is at (0.583, 0.325), distance 0.667, the 4.7 hours at (0.555, 0.732)
+    cost, overhead = np.array([259.0, 241.0, 239.8, 215.9]), np.array([13.5, 332.0, 16_940.0, 225_735.0])
+    assert knee(cost, overhead) == 1
     assert knee(np.array([0.0, 10.0]), np.array([10.0, 0.0])) == 0  # equally far: the cheaper
     assert knee(np.array([5.0]), np.array([7.0])) == 0
 
