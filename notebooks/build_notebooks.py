@@ -35,11 +35,13 @@ IPP_TIME_LIMITS = [
         metadata={"tags": ["parameters"]},
     ),
     new_code_cell(
+        "from io import BytesIO\n"
         "from pathlib import Path\n\n"
         "import matplotlib\n"
         "matplotlib.use('Agg')\n"
         "import matplotlib.pyplot as plt\n"
-        "import pandas as pd\n\n"
+        "import pandas as pd\n"
+        "from IPython.display import Image, display\n\n"
         "from broker import IppConfig, MemoryRecorder, SimulationConfig, load_price_book, simulate\n"
         "from workloads.cache import load_trace\n"
         "from workloads.jobs import job_view\n"
@@ -50,7 +52,13 @@ IPP_TIME_LIMITS = [
         "lcg, _ = job_view(swf.frame, reqs='heterogeneous', seed=SEED, origin=swf.header.unix_start_time or 0)\n"
         "synthetic, _ = job_view(default_workload(seed=SEED, n_jobs=2000), reqs='heterogeneous', seed=SEED)\n"
         "workloads = {'LCG': lcg if FULL else lcg.head(SLICE_JOBS),\n"
-        "             'Lublin': synthetic if FULL else synthetic.head(SLICE_JOBS)}\n"
+        "             'Lublin': synthetic if FULL else synthetic.head(SLICE_JOBS)}\n\n\n"
+        "def show(fig):\n"
+        "    \"\"\"Display `fig` as a PNG (the Agg backend displays nothing by itself) and close it.\"\"\"\n"
+        "    buffer = BytesIO()\n"
+        "    fig.savefig(buffer, format='png', dpi=100)\n"
+        "    plt.close(fig)\n"
+        "    display(Image(buffer.getvalue()))\n\n\n"
         "{name: len(jobs) for name, jobs in workloads.items()}"
     ),
     new_code_cell(
@@ -91,7 +99,8 @@ IPP_TIME_LIMITS = [
         "        ax.plot(g.limit_s, g.cost, marker='o', label=backend)\n"
         "    ax.set(title=name, xlabel='IPP time limit (s)', ylabel='total cost ($)', xscale='log')\n"
         "    ax.legend()\n"
-        "fig.tight_layout()"
+        "fig.tight_layout()\n"
+        "show(fig)"
     ),
     new_markdown_cell("## IPP win rate and gap by number of new jobs per tick"),
     new_code_cell(

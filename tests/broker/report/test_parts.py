@@ -10,7 +10,7 @@ import pytest
 from broker.cloudcluster.sweep import grid
 from broker.report.budget import FIXED_SECONDS, SECONDS_PER_JOB, Budget, estimate
 from broker.report.sections.advisor import protocol_for
-from broker.report.sections.cluster import _peak, families, knee, toml
+from broker.report.sections.cluster import _peak, families, recommend, toml
 from broker.report.sections.leasing import caps
 from broker.report.sections.trace import hourly_state
 
@@ -44,7 +44,7 @@ def test_the_clock_guard_skips_everything_once_the_budget_is_spent() -> None:
 
 def test_an_estimate_is_the_fixed_cost_plus_the_cost_per_job_per_run() -> None:
     assert estimate("coh_trio", 10_000) == pytest.approx(FIXED_SECONDS + 10_000 * SECONDS_PER_JOB["coh_trio"])
-    assert estimate("leasing_constant", 1000, runs=3) == pytest.approx(3 * (FIXED_SECONDS + 1000 * 2e-5))
+    assert estimate("leasing_constant", 1000, runs=3) == pytest.approx(3 * (FIXED_SECONDS + 1000 * 4e-5))
     with pytest.raises(ValueError, match="> 0"):
         Budget(0.0)
 
@@ -75,16 +75,14 @@ def test_the_advisor_uses_the_papers_protocol_from_20000_jobs_and_halves_below()
     assert (protocol_for(801).tune, protocol_for(801).skip, protocol_for(801).evaluate) == (400, 400, 401)
 
 
-def test_the_knee_is_the_front_point_nearest_the_ideal_and_ties_go_to_the_cheaper() -> None:
-    cost = np.array([10.0, 6.0, 2.0])
-    overhead = np.array([0.0, 3.0, 10.0])
-    assert knee(cost, overhead) == 1  # scaled (1, 0), (0.5, 0.578), (0, 1): the middle is nearest (0, 0)
-    # a front with one starved cap: linearly the 4.7-hour point (distance 0.560) would beat 332 s (0.583);
-    # with the overhead's logarithm 332 s is at (0.583, 0.325), distance 0.667, the 4.7 hours at (0.555, 0.732)
-    cost, overhead = np.array([259.0, 241.0, 239.8, 215.9]), np.array([13.5, 332.0, 16_940.0, 225_735.0])
-    assert knee(cost, overhead) == 1
-    assert knee(np.array([0.0, 10.0]), np.array([10.0, 0.0])) == 0  # equally far: the cheaper
-    assert knee(np.array([5.0]), np.array([7.0])) == 0
+def test_the_recommendation_is_the_cheapest_within_ten_minutes_of_overhead_else_the_quickest() -> None:
+    cost = np.array([11008.9, 11444.1, 11778.4, 11907.6, 12066.4])
+    overhead = np.array([8.5e6, 31_757.0, 600.0, 149.8, 13.6])  # KTH-SP2's front, 449 s moved onto the limit
+    assert recommend(cost, overhead) == 2  # exactly ten minutes is within
+    overhead[2] = 600.001
+    assert recommend(cost, overhead) == 3
+    assert recommend(np.array([5.0, 5.0]), np.array([100.0, 50.0])) == 1  # same cost: the lower overhead
+    assert recommend(np.array([1.0, 2.0, 3.0]), np.array([900.0, 700.0, 700.0])) == 1  # none within: the quickest
 
 
 def test_the_peak_counts_an_end_before_a_start_at_the_same_instant() -> None:
