@@ -62,7 +62,8 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     section.numbers = {"core_jobs": n, "core_jobs_in_trace": len(every), "cores": m, "min_cores": floor,
                        "runs": {r["run"]: {k: v for k, v in r.items() if k != "run"} for r in rows}}
     if n < len(every):
-        section.skipped_parts.append(f"the elastic pool ran the first {n:,} of {len(every):,} core-jobs (budget)")
+        why = "at most 50,000: SARSA's cost grows faster than the jobs" if n == WINDOWS[0] else "the budget"
+        section.skipped_parts.append(f"the elastic pool ran the first {n:,} of {len(every):,} core-jobs ({why})")
     section.figures.append(_figure(table))
     section.summary, section.recommendation = _texts(table)
     return section
@@ -84,9 +85,12 @@ def _texts(table: pd.DataFrame) -> tuple[str, str]:
     by = table.set_index("run")
     summary = "; ".join(f"{run}: w {row['w_interactive_mean']:.3f}, {row['core_hours']:,.0f} core-hours"
                         for run, row in by.iterrows() if row["w_interactive_mean"] is not None)
-    sarsa, rule = by.loc["sarsa (elastic)"], by.loc["threshold (elastic)"]
-    if None in (sarsa["w_interactive_mean"], rule["w_interactive_mean"]):
+    sarsa, rule, fixed = by.loc["sarsa (elastic)"], by.loc["threshold (elastic)"], by.loc["fcfs (rigid)"]
+    if None in (sarsa["w_interactive_mean"], rule["w_interactive_mean"], fixed["w_interactive_mean"]):
         return summary + ".", "No interactive job was counted: the responsiveness cannot be compared."
+    if fixed["w_interactive_mean"] < min(sarsa["w_interactive_mean"], rule["w_interactive_mean"]):
+        summary += (". The site's fixed pool is the most responsive of the three: an elastic pool saves core-hours "
+                    "here, not waits")
     better = sarsa["w_interactive_mean"] < rule["w_interactive_mean"]
     cheaper = sarsa["core_hours"] <= rule["core_hours"]
     if better and cheaper:
