@@ -1,0 +1,72 @@
+"""What each section says, on hand-made tables: the recommendation follows the numbers, ties and limits included."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from broker.report.sections import advisor, coh, elastic, leasing, trace
+
+
+def test_coh_recommends_the_cheapest_and_its_saving_over_the_best_single_heuristic() -> None:
+    table = pd.DataFrame([
+        {"policy": "CoH (trio)", "cost": 90.0, "lower_bound": 60.0, "cost_over_lb": 1.5, "wait_mean_s": 2.0,
+         "wait_p95_s": 9.0},
+        {"policy": "FCFS-SM", "cost": 100.0, "lower_bound": 60.0, "cost_over_lb": 100 / 60, "wait_mean_s": 0.0,
+         "wait_p95_s": 0.0},
+        {"policy": "FCFS-LD", "cost": 120.0, "lower_bound": 60.0, "cost_over_lb": 2.0, "wait_mean_s": 0.0,
+         "wait_p95_s": 0.0}])
+    summary, advice = coh._texts(table)
+    assert summary.startswith("CoH (trio) costs $90.00, 1.500 times the lower bound $60.00; jobs wait 2 s")
+    assert advice == "Run CoH (trio): 10.0% below the best single heuristic, FCFS-SM ($100.00)."
+    table.loc[0, "cost"] = 100.0  # a tie with FCFS-SM: the first row (CoH) is the cheapest, saving 0
+    assert coh._texts(table)[1] == "Run CoH (trio): 0.0% below the best single heuristic, FCFS-SM ($100.00)."
+    assert coh._texts(table.iloc[1:])[1] == "Run FCFS-SM: the portfolio does not beat it here."
+
+
+def test_leasing_says_plainly_when_the_learner_loses_to_a_constant_cap_and_when_it_wins() -> None:
+    table = pd.DataFrame({"policy": ["constant V = 0", "constant V = 8", "constant V = 16", "Q-learning"],
+                          "v": pd.array([0, 8, 16, None], dtype="Int64"), "twt_imp_pct": [0.0, 60.0, 80.0, 70.0],
+                          "cost_pct": [0.0, 20.0, 50.0, 25.0], "balance": [0.0, 40.0, 30.0, 45.0]})
+    summary, advice = leasing._texts(table, 16)
+    assert summary.startswith("The best constant cap is V = 8 of M = 16: waits 60.0 % shorter for 20.0 %")
+    assert advice == "Q-learning's balance 45.0 beats the best constant cap by 5.0 points: let it choose the daily cap."
+    table.loc[3, "balance"] = 40.0  # a tie is no gain
+    assert leasing._texts(table, 16)[1] == ("Keep a constant cap of 8 nodes: Q-learning's balance 40.0 is 0.0 points "
+                                            "below it, so the learner loses to a fixed rule here.")
+    table["balance"] = None
+    assert leasing._texts(table, 16)[1] == "Do not lease: the site runs its jobs without waiting."
+
+
+def test_the_elastic_section_compares_the_learner_with_the_rule_and_the_fixed_pool() -> None:
+    def runs(fixed: float, rule: float, sarsa: float, rule_hours: float, sarsa_hours: float) -> pd.DataFrame:
+        return pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
+                             "w_interactive_mean": [fixed, rule, sarsa],
+                             "core_hours": [1000.0, rule_hours, sarsa_hours]})
+
+    assert elastic._texts(runs(0.9, 0.5, 0.4, 100.0, 100.0))[1] == (
+        "Let SARSA size the pool: more responsive than the threshold autoscaler for no more core-hours.")
+    assert elastic._texts(runs(0.9, 0.5, 0.4, 100.0, 150.0))[1].startswith(
+        "SARSA is more responsive but pays 50% more core-hours")
+    assert elastic._texts(runs(0.9, 0.4, 0.4, 100.0, 50.0))[1].startswith("Keep the threshold autoscaler")
+    summary, _ = elastic._texts(runs(0.3, 0.5, 0.4, 100.0, 50.0))
+    assert summary.endswith("The site's fixed pool is the most responsive of the three: an elastic pool saves "
+                            "core-hours here, not waits.")
+    assert "most responsive" not in elastic._texts(runs(0.4, 0.5, 0.4, 100.0, 50.0))[0]  # a tie is not better
+
+
+def test_the_advisor_names_the_slowest_cloud_where_it_still_saves_time() -> None:
+    table = pd.DataFrame({"overhead": [0.01, 0.1, 1.0], "saved_time_s": [7200.0, 3600.0, 0.0],
+                          "oracle_saved_time_s": [10800.0, 7200.0, 3600.0]})
+    _, advice = advisor._texts(table, 100.0, 50.0)
+    assert advice == ("Use the advisor while the cloud slows a job by at most 0.1 per processor: it saves its users "
+                      "1 h there (the oracle 2 h) and 2 h at 0.01 (the oracle 3 h).")
+    table["saved_time_s"] = [0.0, -1.0, 0.0]
+    assert advisor._texts(table, 1.0, 1.0)[1] == "Keep jobs here: at no cloud speed tried does the advisor save time."
+
+
+def test_the_trace_advice_follows_the_offered_load_at_its_thresholds() -> None:
+    assert "more than the site can run" in trace._advice(0.91, True)
+    assert "a busy site" in trace._advice(0.9, True) and "a busy site" in trace._advice(0.61, True)
+    assert "mostly idle" in trace._advice(0.6, True)
+    assert trace._advice(0.5, False).endswith("The log records no waits, so the advisor has nothing to learn from.")
+    assert trace._advice(None, True).startswith("The trace spans no time")
