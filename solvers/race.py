@@ -111,11 +111,13 @@ def _with_best_bound(winner: SolveResult, results: Iterable[SolveResult]) -> Sol
     if not bounds or winner.objective is None:
         return winner
     bound, source = max(bounds, key=lambda b: b[0])
-    if winner.bound is not None and winner.bound >= bound:
-        return winner
+    if winner.bound is not None and winner.bound >= bound:  # its own bound is the best: keep it, and its source
+        bound, source = winner.bound, winner.bound_source
     status = winner.status
     if status is Status.FEASIBLE and winner.objective <= bound + TIE * max(1.0, abs(bound)):
         status = Status.OPTIMAL
+    if status is winner.status and bound == winner.bound:
+        return winner
     return dataclasses.replace(winner, status=status, bound=bound, bound_source=source,
                                gap=relative_gap(status, winner.objective, bound))
 
