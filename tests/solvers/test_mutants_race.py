@@ -347,6 +347,9 @@ def test_a_plan_that_meets_its_own_bound_is_optimal_as_when_another_entrant_prov
     other = choose([at(-8.0), no_plan(Status.NO_SOLUTION, "b", bound=-8.0, source="lp")])[1]
     assert (own.status, own.bound, own.bound_source, own.gap) == (Status.OPTIMAL, -8.0, "own", 0.0)
     assert (other.status, other.bound, other.bound_source, other.gap) == (Status.OPTIMAL, -8.0, "lp", 0.0)
+    # another entrant listed first proved the same bound: the winner keeps its own, and its source
+    k, tied = choose([no_plan(Status.NO_SOLUTION, "b", bound=-8.0, source="lp"), at(-8.0, bound=-8.0, source="own")])
+    assert (k, tied.status, tied.bound_source) == (1, Status.OPTIMAL, "own")
     # its own bound -8.5 is the highest but not met: feasible, unchanged
     mine = at(-8.0, bound=-8.5, source="own")
     assert choose([mine, no_plan(Status.NO_SOLUTION, "b", bound=-9.0)])[1] is mine
