@@ -70,6 +70,20 @@ JOB_ORDERS: dict[str, JobOrder] = {
 }
 
 
+def with_one_more(agg: str, old: float, n: int, x: float) -> float:
+    """A VM's statistic (``min``, ``max`` or ``mean`` of ``n`` hosted jobs: ``old``) once a job with value ``x`` joins.
+
+    ``old`` is NaN for a VM that hosts none.
+    """
+    if n == 0 or old != old:
+        return x
+    if agg == "min":
+        return min(old, x)
+    if agg == "max":
+        return max(old, x)
+    return (old * n + x) / (n + 1)
+
+
 class RuleState:
     """Per-call state of a VM rule over ``n + m`` slots (existing VMs, then room for new ones)."""
 
@@ -109,16 +123,8 @@ class _StatState(RuleState):
         self.agg, self.use_departure, self.sign = agg, use_departure, sign
 
     def placed(self, j: int, arrival: float, departure: float, free: np.ndarray) -> None:
-        x = departure if self.use_departure else arrival
-        old, n = float(self.value[j]), int(self.count[j])
-        if n == 0 or old != old:
-            new = x
-        elif self.agg == "min":
-            new = min(old, x)
-        elif self.agg == "max":
-            new = max(old, x)
-        else:
-            new = (old * n + x) / (n + 1)
+        n = int(self.count[j])
+        new = with_one_more(self.agg, float(self.value[j]), n, departure if self.use_departure else arrival)
         self.value[j], self.count[j] = new, n + 1
         self.key[j] = self.sign * new
 
@@ -177,16 +183,8 @@ class ScalarState:
         """A job (arrival, departure in seconds) was put on slot ``j``."""
         if self.kind != "stat":
             return
-        x = departure if self.use_departure else arrival
-        old, n = self.value[j], self.count[j]
-        if n == 0 or old != old:
-            new = x
-        elif self.agg == "min":
-            new = min(old, x)
-        elif self.agg == "max":
-            new = max(old, x)
-        else:
-            new = (old * n + x) / (n + 1)
+        n = self.count[j]
+        new = with_one_more(self.agg, self.value[j], n, departure if self.use_departure else arrival)
         self.value[j], self.count[j] = new, n + 1
         self.key[j] = self.sign * new
 
