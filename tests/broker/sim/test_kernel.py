@@ -89,6 +89,15 @@ def test_run_until_handles_events_at_until_and_stops_the_clock_there() -> None:
     assert k.now == 9.0 and len(w.seen) == 4
 
 
+def test_run_until_the_current_time_is_allowed_and_handles_what_is_due_now() -> None:
+    k, w = Kernel(), Log()
+    k.schedule(5.0, 0, "a")
+    k.run(w.handlers, until=5.0)
+    k.schedule(5.0, 0, "b")  # scheduled at the current instant, after the clock reached it
+    assert k.run(w.handlers, until=5.0) is False  # until == now: not "before the current time"
+    assert [s[2] for s in w.seen] == ["a", "b"] and k.now == 5.0
+
+
 def test_a_copy_runs_on_its_own() -> None:
     k, w = Kernel(), Log()
     for t in (1.0, 2.0, 3.0):

@@ -1,0 +1,125 @@
+"""Mutation score of the core, module by module (issue 19; TESTING.md).
+
+For each module of ``mutation/core.toml`` (or those given with ``--modules``), in a copy of the
+committed tree under ``--workdir`` (the working tree is never touched): mutmut mutates the module
+and runs only the module's tests against each mutant, on ``--max-children`` processes. The copy is
+kept, so a stopped run resumes where it stopped. Then the mutants' statuses are counted and the
+score written: detected (killed or timed out) over all mutants but those judged equivalent in
+``mutation/equivalent.toml``.
+
+    python mutation/run.py [--modules broker/sim/kernel.py,...] [--max-children 2] [--out mutation/scores.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: In the copy only: mutmut forks one child per mutant from a parent that may hold joblib's worker pool.
+CONFTEST = '''
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_inherited_loky_executor():
+    yield
+    from joblib.externals.loky import reusable_executor
+    if reusable_executor._executor is not None:
+        reusable_executor._executor.shutdown(wait=True, kill_workers=True)
+        reusable_executor._executor = None
+'''
+DETECTED = {"killed", "timeout"}
+_LINE = re.compile(r"^\s*(\S+): (.+)$")
+
+
+def module_name(path: str) -> str:
+    """``broker/sim/kernel.py`` -> ``broker.sim.kernel``."""
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def config_block(path: str, tests: list[str], deselect: list[str]) -> str:
+    """The ``[tool.mutmut]`` block of one module's run."""
+    args = ["-p", "no:randomly", "-x", "-q"] + [a for d in deselect for a in ("--deselect", d)]
+    return ("\n[tool.mutmut]\n"
+            'source_paths = ["broker", "heuristics", "solvers", "workloads"]\n'
+            f"only_mutate = {json.dumps([path])}\n"
+            f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+            "timeout_multiplier = 6.0\n"
+            f"pytest_add_cli_args = {json.dumps(args)}\n")
+
+
+def prepare(path: str, spec: dict, workdir: Path) -> Path:
+    """The copy for one module (the committed tree, ``../shared`` linked), made once."""
+    copy = workdir / module_name(path)
+    if (copy / "pyproject.toml").exists():
+        return copy
+    copy.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(copy)], input=archive, check=True)
+    (copy / "shared").symlink_to(ROOT.parent / "shared")
+    (copy / "tests" / "conftest_mutation.py").write_text(CONFTEST)
+    conftest = copy / "tests" / "conftest.py"
+    hook = "\nfrom tests.conftest_mutation import _no_inherited_loky_executor  # noqa: F401\n"
+    conftest.write_text(conftest.read_text() + hook)
+    with (copy / "pyproject.toml").open("a") as f:
+        f.write(config_block(path, spec["tests"], spec.get("deselect", [])))
+    return copy
+
+
+def statuses(copy: Path, mutmut: str) -> dict[str, str]:
+    """Every mutant's status, by name (``mutmut results --all true``)."""
+    out = subprocess.run([mutmut, "results", "--all", "true"], cwd=copy, check=True, capture_output=True, text=True)
+    return {m[1]: m[2].strip() for line in out.stdout.splitlines() if (m := _LINE.match(line))}
+
+
+def score(found: dict[str, str], equivalent: set[str]) -> dict:
+    """Counts by status and the score over the mutants not judged equivalent."""
+    counts = Counter(found.values())
+    judged = [name for name in found if name in equivalent and found[name] not in DETECTED]
+    considered = len(found) - len(judged)
+    detected = sum(counts[s] for s in DETECTED)
+    open_ = sorted(n for n, s in found.items() if s not in DETECTED and n not in equivalent)
+    return {"mutants": len(found), "by_status": dict(sorted(counts.items())), "equivalent": len(judged),
+            "detected": detected, "score": detected / considered if considered else None, "open": open_}
+
+
+def main() -> None:
+    """Run the modules asked for, one copy each, and write their scores."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--modules", default=None, help="comma-separated paths (default: all of core.toml)")
+    parser.add_argument("--workdir", default="/tmp/cloudbroker-mutation")
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--out", default=str(ROOT / "mutation" / "scores.json"))
+    args = parser.parse_args()
+    core = tomllib.loads((ROOT / "mutation" / "core.toml").read_text())["modules"]
+    equivalent = set(tomllib.loads((ROOT / "mutation" / "equivalent.toml").read_text()).get("equivalent", {}))
+    paths = args.modules.split(",") if args.modules else list(core)
+    unknown = [p for p in paths if p not in core]
+    if unknown:
+        sys.exit(f"not in mutation/core.toml: {', '.join(unknown)}")
+    mutmut = shutil.which("mutmut") or str(Path(sys.executable).with_name("mutmut"))
+    out_path = Path(args.out)
+    results = json.loads(out_path.read_text()) if out_path.exists() else {}
+    for path in paths:
+        copy = prepare(path, core[path], Path(args.workdir))
+        subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False)
+        results[path] = score(statuses(copy, mutmut), equivalent)
+        out_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        r = results[path]
+        print(f"{path}: {r['detected']} of {r['mutants'] - r['equivalent']} detected "
+              f"({r['score']:.1%}), {r['equivalent']} equivalent, {len(r['open'])} open")
+    total = sum(r["mutants"] - r["equivalent"] for r in results.values())
+    detected = sum(r["detected"] for r in results.values())
+    print(f"all: {detected} of {total} ({detected / total:.1%})" if total else "no mutant")
+
+
+if __name__ == "__main__":
+    main()
