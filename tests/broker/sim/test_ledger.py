@@ -23,7 +23,7 @@ def test_close_bills_whole_units_from_the_anchor() -> None:
     assert len(ledger) == 0
     one = close(ledger, 0, 100.0 + 3600.0, anchor=100.0, hourly=0.25)  # exactly one unit
     three = close(ledger, 1, 2 * 3600.0 + 0.5, hourly=0.25)  # half a second into a third unit
-    assert (one.units, one.cost) == (1, 0.25) and (three.units, three.cost) == (3, 0.75)
+    assert (one.units, one.hourly, one.cost) == (1, 0.25, 0.25) and (three.units, three.cost) == (3, 0.75)
     assert one.option == "on-demand" and close(ledger, 2, 60.0, option=HEAVY).option == HEAVY
     assert len(ledger) == 3 and ledger.records == [one, three, ledger.records[2]]
     assert (one.instance_id, one.instance_type, one.hired_at, one.ready_at, one.released_at, one.anchor) == (
