@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from broker.report.budget import Budget
 from broker.report.model import GENERATED_JOBS, ReportConfig, ReportInput, Section
 from broker.report.page import render
@@ -67,8 +69,9 @@ def report_input(config: ReportConfig, out_dir: Path) -> ReportInput:
 
 
 def _largest(frame: Any) -> int:
+    """The largest processor count of the trace's jobs (0 when it records none)."""
     value = frame[["allocated_procs", "requested_procs"]].max().max()
-    return 0 if value is None or value != value else int(value)
+    return 0 if pd.isna(value) else int(value)
 
 
 def build_report(config: ReportConfig, out_dir: str | Path, *, progress: Progress | None = None) -> Report:
@@ -118,8 +121,7 @@ def write(report: Report) -> None:
             (out / name).write_text(text, encoding="utf-8")
     (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True, default=_plain) + "\n",
                                      encoding="utf-8")
-    page = render(f"Site report: {report.label}", _subtitle(report), report.sections,
-                  {**report.budget, "budget_s": report.budget["budget_s"]})
+    page = render(f"Site report: {report.label}", _subtitle(report), report.sections, report.budget)
     (out / "index.html").write_text(page, encoding="utf-8")
 
 

@@ -47,7 +47,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
         return section
     jobs = every.head(n)
     m = inp.nodes
-    trim = min(500, n // 10)
+    trim = 500  # jobs left out of the figures at each end; every window holds at least 5,000
     floor = max(1, min(30, m // 4))
     rows: list[dict[str, Any]] = []
     for mode, policy in RUNS:
@@ -84,9 +84,9 @@ def _figure(table: pd.DataFrame) -> Figure:
 def _texts(table: pd.DataFrame) -> tuple[str, str]:
     by = table.set_index("run")
     summary = "; ".join(f"{run}: w {row['w_interactive_mean']:.3f}, {row['core_hours']:,.0f} core-hours"
-                        for run, row in by.iterrows() if row["w_interactive_mean"] is not None)
+                        for run, row in by.iterrows() if not pd.isna(row["w_interactive_mean"]))
     sarsa, rule, fixed = by.loc["sarsa (elastic)"], by.loc["threshold (elastic)"], by.loc["fcfs (rigid)"]
-    if None in (sarsa["w_interactive_mean"], rule["w_interactive_mean"], fixed["w_interactive_mean"]):
+    if pd.isna([sarsa["w_interactive_mean"], rule["w_interactive_mean"], fixed["w_interactive_mean"]]).any():
         return summary + ".", "No interactive job was counted: the responsiveness cannot be compared."
     if fixed["w_interactive_mean"] < min(sarsa["w_interactive_mean"], rule["w_interactive_mean"]):
         summary += (". The site's fixed pool is the most responsive of the three: an elastic pool saves core-hours "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,3 +96,15 @@ def test_the_grid_file_reads_back_as_the_same_cells() -> None:
     assert families(40)[1]["cap"] == [4, 10, 20]
     assert grid(tomllib.loads(toml(spec))) == grid(spec)
     assert len(grid(spec)) == 1 + 3 + 3 + 3 + 2 + 2
+
+
+def test_a_trace_without_maxprocs_or_processor_counts_asks_for_the_sites_size(tmp_path: Path) -> None:
+    from broker.report.build import report_input
+    from broker.report.model import ReportConfig
+    from workloads.errors import ConfigError
+
+    trace = tmp_path / "t.swf"
+    trace.write_text("; Version: 2.2\n1 0 5 10 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    with pytest.raises(ConfigError, match="give the site's size with --nodes"):
+        report_input(ReportConfig(trace=str(trace)), tmp_path)
+    assert report_input(ReportConfig(trace=str(trace), nodes=4), tmp_path).nodes == 4

@@ -52,6 +52,10 @@ def test_the_elastic_section_compares_the_learner_with_the_rule_and_the_fixed_po
     assert summary.endswith("The site's fixed pool is the most responsive of the three: an elastic pool saves "
                             "core-hours here, not waits.")
     assert "most responsive" not in elastic._texts(runs(0.4, 0.5, 0.4, 100.0, 50.0))[0]  # a tie is not better
+    # a run that counted no interactive job: pandas holds its figure as NaN
+    summary, advice = elastic._texts(runs(0.4, float("nan"), 0.3, 100.0, 50.0))
+    assert advice == "No interactive job was counted: the responsiveness cannot be compared."
+    assert "threshold" not in summary and summary.startswith("fcfs (rigid): w 0.400")
 
 
 def test_the_advisor_names_the_slowest_cloud_where_it_still_saves_time() -> None:
