@@ -107,10 +107,11 @@ def main() -> None:
         sys.exit(f"not in mutation/core.toml: {', '.join(unknown)}")
     mutmut = shutil.which("mutmut") or str(Path(sys.executable).with_name("mutmut"))
     out_path = Path(args.out)
-    results = json.loads(out_path.read_text()) if out_path.exists() else {}
+    results: dict = {}
     for path in paths:
         copy = prepare(path, core[path], Path(args.workdir))
         subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False)
+        results = json.loads(out_path.read_text()) if out_path.exists() else {}  # other runs may have written
         results[path] = score(statuses(copy, mutmut), equivalent)
         out_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         r = results[path]
