@@ -13,6 +13,16 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 
+#: A notebook's helper that shows a figure under the Agg backend (and closes it).
+SHOW_AND_CLOSE = (
+    "def show(fig):\n"
+    "    \"\"\"Display `fig` as a PNG (the Agg backend displays nothing by itself) and close it.\"\"\"\n"
+    "    buffer = BytesIO()\n"
+    "    fig.savefig(buffer, format='png', dpi=100)\n"
+    "    plt.close(fig)\n"
+    "    display(Image(buffer.getvalue()))\n\n\n"
+)
+
 IPP_TIME_LIMITS = [
     new_markdown_cell(
         "# IPP time limits: what the integer program adds to CoH's portfolio\n\n"
@@ -53,12 +63,7 @@ IPP_TIME_LIMITS = [
         "synthetic, _ = job_view(default_workload(seed=SEED, n_jobs=2000), reqs='heterogeneous', seed=SEED)\n"
         "workloads = {'LCG': lcg if FULL else lcg.head(SLICE_JOBS),\n"
         "             'Lublin': synthetic if FULL else synthetic.head(SLICE_JOBS)}\n\n\n"
-        "def show(fig):\n"
-        "    \"\"\"Display `fig` as a PNG (the Agg backend displays nothing by itself) and close it.\"\"\"\n"
-        "    buffer = BytesIO()\n"
-        "    fig.savefig(buffer, format='png', dpi=100)\n"
-        "    plt.close(fig)\n"
-        "    display(Image(buffer.getvalue()))\n\n\n"
+        + SHOW_AND_CLOSE +
         "{name: len(jobs) for name, jobs in workloads.items()}"
     ),
     new_code_cell(
@@ -178,12 +183,7 @@ RESERVATION_PLANNING = [
         "    else:\n"
         "        length = (last - first) / 2\n"
         "    return (first, first + length), (first + length, first + 2 * length)\n\n\n"
-        "def show(fig):\n"
-        "    \"\"\"Display `fig` as a PNG (the Agg backend displays nothing by itself) and close it.\"\"\"\n"
-        "    buffer = BytesIO()\n"
-        "    fig.savefig(buffer, format='png', dpi=100)\n"
-        "    plt.close(fig)\n"
-        "    display(Image(buffer.getvalue()))\n\n\n"
+        + SHOW_AND_CLOSE +
         "def plan_text(plan):\n"
         "    \"\"\"'2 large heavy, 1 large light'.\"\"\"\n"
         "    parts = [f'{n} {t} {o.removeprefix(\"reserved-\")}' for (t, o), n in plan.counts.items()]\n"
