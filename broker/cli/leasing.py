@@ -17,15 +17,13 @@ from broker.cli import backends, inputs
 from broker.cli.console import out
 from broker.cli.files import write_result
 from broker.hybrid.metrics import Balance, LeasingResult, cumulative_balance, normalized
-from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
+from broker.hybrid.policies import LEASING_POLICIES, MAX_NODES, run_constant, run_leasing
 from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
 from heuristics.backfill import Discipline
 from workloads.rigid import RigidJobs, rigid_view
 
 #: The most policy steps a run may take (``--span`` over the trace's span).
 MAX_STEPS = 1_000_000
-#: The largest site (local nodes M): the learners keep a value per cap 0..M.
-MAX_NODES = 1_000_000
 #: The policies that learn (and take the learning options).
 LEARNERS = ("qlearning", "egreedy", "sampled")
 #: The references a learning step is normalised by, unless --references says otherwise.

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from broker.cli import inputs
 from broker.cli.console import bar, err, out
+from broker.hybrid.policies import MAX_NODES
 
 
 def report_cmd(
@@ -18,8 +19,8 @@ def report_cmd(
                                           "tables/ (Parquet) and figures/.")],
     trace: Annotated[str | None, typer.Option(help="SWF file or registry name (default: the generated workload, "
                                                    "written as workload.swf beside the report).")] = None,
-    nodes: Annotated[int | None, typer.Option(min=1, help="The site's own nodes M (default: the trace header's "
-                                                          "MaxProcs).")] = None,
+    nodes: Annotated[int | None, typer.Option(min=1, max=MAX_NODES, help="The site's own nodes M (default: the "
+                                                                         "trace header's MaxProcs).")] = None,
     budget_min: Annotated[float, typer.Option(callback=inputs.positive, help="Minutes the analyses may take "
                                                                              "(planned from estimates).")] = 10.0,
     seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice (as the other commands').")] = 0,
@@ -30,13 +31,12 @@ def report_cmd(
     from broker.report import ReportConfig, build_report  # the worlds and matplotlib, imported when run
 
     inputs.output_dir(out_dir, "--out", force=force)
-    if trace is not None:
-        inputs.trace(trace)  # a missing or malformed trace is refused before any work
+    swf = inputs.trace(trace) if trace is not None else None  # a missing or malformed trace: refused before work
     config = ReportConfig(trace=trace, nodes=nodes, budget_min=budget_min, seed=seed)
     from broker.report.sections import SECTIONS
 
     with bar("report", len(SECTIONS), quiet=not err.is_terminal) as update:
-        report = build_report(config, out_dir, progress=None if update is None else
+        report = build_report(config, out_dir, swf=swf, progress=None if update is None else
                               lambda done, total, _title: update(done, total))
     if as_json:
         typer.echo(json.dumps(report.to_dict(), sort_keys=True, default=str))

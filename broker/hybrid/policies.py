@@ -43,6 +43,8 @@ from workloads.errors import ConfigError
 from workloads.rigid import RigidJobs
 
 DAY = 86400.0
+#: The largest site (local nodes M): the learners keep a value per cap 0..M.
+MAX_NODES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from broker.hybrid.policies import MAX_NODES
 from workloads.swf import SwfHeader
 
 #: The jobs of the generated workload a report makes when no trace is given (``simulate``'s default).
@@ -31,8 +32,8 @@ class ReportConfig:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.budget_min) and self.budget_min > 0):
             raise ValueError(f"the budget must be a finite number of minutes > 0, got {self.budget_min}")
-        if self.nodes is not None and self.nodes < 1:
-            raise ValueError(f"the site's nodes must be >= 1, got {self.nodes}")
+        if self.nodes is not None and not 1 <= self.nodes <= MAX_NODES:
+            raise ValueError(f"the site's nodes must be in [1, {MAX_NODES:,}], got {self.nodes}")
         if self.seed < 0:
             raise ValueError(f"the seed must be >= 0, got {self.seed}")
 

@@ -103,3 +103,15 @@ def test_bad_options_are_refused_before_any_work(tmp_path: Path) -> None:
     malformed = cloudbroker("report", "--out", str(tmp_path / "r"), "--trace", str(bad))
     assert malformed.code == 2 and "bad.swf:2: expected 18 fields" in malformed.err
     assert cloudbroker("report", "--out", str(tmp_path / "r"), "--budget-min", "0").code == 2
+
+
+def test_a_site_larger_than_the_learners_can_hold_is_refused_before_any_work(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    too_many = cloudbroker("report", "--out", str(out), "--nodes", "1000001")
+    assert too_many.code == 2 and "less than or equal to 1000000" in too_many.err
+    huge = tmp_path / "huge.swf"
+    huge.write_text("; MaxProcs: 99999999999\n1 0 5 10 4 -1 -1 4 -1 -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    header = cloudbroker("report", "--out", str(out), "--trace", str(huge))
+    assert header.code == 2 and header.err == (f"error: {huge}: a site of 99,999,999,999 nodes, more than 1,000,000: "
+                                               "give its size with --nodes\n")
+    assert not out.exists()
