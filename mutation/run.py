@@ -8,6 +8,7 @@ score written: detected (killed or timed out) over all mutants but those judged 
 ``mutation/equivalent.toml``.
 
     python mutation/run.py [--modules broker/sim/kernel.py,...] [--max-children 2] [--out mutation/scores.json]
+    python mutation/run.py --table        # only rewrite TESTING.md's table from the scores and the judgements
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def _no_inherited_loky_executor():
         reusable_executor._executor = None
 '''
 DETECTED = {"killed", "timeout"}
+#: TESTING.md's generated part lies between these two lines.
+BEGIN, END = "<!-- mutation table: begin (python mutation/run.py --table) -->", "<!-- mutation table: end -->"
 _LINE = re.compile(r"^\s*(\S+): (.+)$")
 
 
@@ -91,6 +94,40 @@ def score(found: dict[str, str], equivalent: set[str]) -> dict:
             "detected": detected, "score": detected / considered if considered else None, "open": open_}
 
 
+def table(results: dict, equivalent: dict[str, str]) -> str:
+    """TESTING.md's generated part: the score per module and in all, then every equivalent mutant and why."""
+    rows = ["| module | mutants | detected | equivalent | open | score |", "|---|---:|---:|---:|---:|---:|"]
+    for path, r in sorted(results.items()):
+        shown = "-" if r["score"] is None else f"{r['score']:.1%}"
+        rows.append(f"| `{path}` | {r['mutants']:,} | {r['detected']:,} | {r['equivalent']:,} | {len(r['open']):,} "
+                    f"| {shown} |")
+    considered = sum(r["mutants"] - r["equivalent"] for r in results.values())
+    detected = sum(r["detected"] for r in results.values())
+    mutants, judged = sum(r["mutants"] for r in results.values()), sum(r["equivalent"] for r in results.values())
+    opened = sum(len(r["open"]) for r in results.values())
+    total = f"{detected / considered:.1%}" if considered else "-"
+    rows.append(f"| **all** | {mutants:,} | {detected:,} | {judged:,} | {opened:,} | **{total}** |")
+    lines = [*rows, "", "Equivalent survivors (left out of the score) and why:", ""]
+    for path in sorted(results):
+        prefix = module_name(path) + "."
+        names = sorted(n for n in equivalent if n.startswith(prefix))
+        if names:
+            lines += [f"- `{path}`:", *(f"  - `{n.removeprefix(prefix)}`: {equivalent[n]}" for n in names)]
+    open_ = [(path, n) for path, r in sorted(results.items()) for n in r["open"]]
+    lines += ["", "Open (neither detected nor judged equivalent):", ""]
+    lines += [f"- `{n}`" for _, n in open_] if open_ else ["- none"]
+    return "\n".join(lines)
+
+
+def with_table(text: str, block: str) -> str:
+    """``text`` with its generated part replaced by ``block`` (the markers kept)."""
+    head, found, rest = text.partition(BEGIN)
+    _, found_end, tail = rest.partition(END)
+    if not (found and found_end):
+        raise ValueError(f"TESTING.md lacks the markers {BEGIN!r} and {END!r}")
+    return f"{head}{BEGIN}\n{block}\n{END}{tail}"
+
+
 def main() -> None:
     """Run the modules asked for, one copy each, and write their scores."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -98,15 +135,21 @@ def main() -> None:
     parser.add_argument("--workdir", default="/tmp/cloudbroker-mutation")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "mutation" / "scores.json"))
+    parser.add_argument("--table", action="store_true", help="only rewrite TESTING.md's table")
     args = parser.parse_args()
     core = tomllib.loads((ROOT / "mutation" / "core.toml").read_text())["modules"]
-    equivalent = set(tomllib.loads((ROOT / "mutation" / "equivalent.toml").read_text()).get("equivalent", {}))
+    reasons = tomllib.loads((ROOT / "mutation" / "equivalent.toml").read_text()).get("equivalent", {})
+    equivalent = set(reasons)
+    out_path = Path(args.out)
+    if args.table:
+        testing = ROOT / "TESTING.md"
+        testing.write_text(with_table(testing.read_text(), table(json.loads(out_path.read_text()), reasons)))
+        return
     paths = args.modules.split(",") if args.modules else list(core)
     unknown = [p for p in paths if p not in core]
     if unknown:
         sys.exit(f"not in mutation/core.toml: {', '.join(unknown)}")
     mutmut = shutil.which("mutmut") or str(Path(sys.executable).with_name("mutmut"))
-    out_path = Path(args.out)
     results: dict = {}
     for path in paths:
         copy = prepare(path, core[path], Path(args.workdir))

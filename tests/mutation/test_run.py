@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import tomllib
 
-from mutation.run import config_block, module_name, score
+import pytest
+
+from mutation.run import BEGIN, END, config_block, module_name, score, table, with_table
 
 
 def test_the_score_counts_killed_and_timed_out_over_all_but_the_equivalent_survivors() -> None:
@@ -24,3 +26,27 @@ def test_a_modules_block_is_valid_toml_with_its_tests_and_deselections() -> None
     assert mutmut["pytest_add_cli_args_test_selection"] == ["tests/broker/sim"]
     assert mutmut["pytest_add_cli_args"] == ["-p", "no:randomly", "-x", "-q", "--deselect", "tests/x.py::test_y"]
     assert module_name("broker/sim/kernel.py") == "broker.sim.kernel"
+
+
+def test_the_table_gives_each_module_and_the_whole_with_every_judgement_and_every_open_mutant() -> None:
+    results = {
+        "b/y.py": {"mutants": 4, "detected": 2, "equivalent": 1, "open": ["b.y.x_f__mutmut_2"], "score": 2 / 3},
+        "a/x.py": {"mutants": 3, "detected": 3, "equivalent": 0, "open": [], "score": 1.0},
+    }
+    reasons = {"b.y.x_f__mutmut_1": "same floats", "c.z.x_g__mutmut_1": "not run here"}
+    lines = table(results, reasons).splitlines()
+    assert lines[2] == "| `a/x.py` | 3 | 3 | 0 | 0 | 100.0% |"
+    assert lines[3] == "| `b/y.py` | 4 | 2 | 1 | 1 | 66.7% |"
+    assert lines[4] == "| **all** | 7 | 5 | 1 | 1 | **83.3%** |"  # 5 of the 6 not judged equivalent
+    assert "  - `x_f__mutmut_1`: same floats" in lines
+    assert not any("c.z" in line or "x_g" in line for line in lines)  # a module not in the results: not listed
+    assert lines[-1] == "- `b.y.x_f__mutmut_2`"
+
+
+def test_the_table_replaces_only_the_marked_part_and_refuses_a_page_without_markers() -> None:
+    page = f"# Testing\n\nbefore\n{BEGIN}\nold\n{END}\nafter\n"
+    assert with_table(page, "new") == f"# Testing\n\nbefore\n{BEGIN}\nnew\n{END}\nafter\n"
+    with pytest.raises(ValueError, match="lacks the markers"):
+        with_table("# Testing\n", "new")
+    with pytest.raises(ValueError, match="lacks the markers"):
+        with_table(f"{BEGIN}\nno end", "new")
