@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,17 @@ def test_a_three_year_plan_takes_the_three_year_rates() -> None:
     assert three is not None and one is not None and three.hourly != one.hourly
     capacity = ReservedCapacity(ReservationPlan(3, {LIGHT: 1}), BOOK, CATALOG)
     assert capacity.rate[0, LIGHT_CODE] == three.hourly and capacity.term_hours == 3 * HOURS_PER_YEAR
+
+
+def test_an_option_the_book_does_not_offer_has_no_rate_and_its_vms_go_on_demand() -> None:
+    book = dataclasses.replace(BOOK, offers=tuple(o for o in BOOK.offers
+                                                  if (o.instance_type, o.option) != ("small", "reserved-heavy")))
+    capacity = ReservedCapacity(ReservationPlan(1, {LIGHT: 1}), book, CATALOG)
+    light = BOOK.offer("small", "reserved-light", 1)
+    assert light is not None and capacity.rate[0, LIGHT_CODE] == light.hourly
+    assert np.isnan(capacity.rate[0, HEAVY_CODE]) and capacity.limit[0, HEAVY_CODE] == 0
+    assert capacity.acquire(0) == (LIGHT_CODE, light.hourly)
+    assert capacity.acquire(0) == (OD_CODE, float(CATALOG.hourly[0]))
 
 
 def test_a_vm_takes_a_heavy_reservation_only_when_asked_and_on_demand_otherwise() -> None:
