@@ -295,3 +295,34 @@ def test_run_leasing_refusals_say_why() -> None:
         run_leasing(SPLIT, 4, Constant(0), step=30.0, offset_s=30.0)
     with pytest.raises(ConfigError, match=r"^the step grid's offset must lie in \[0, step\) = \[0, 30\) s, got -1\.0$"):
         run_leasing(SPLIT, 4, Constant(0), step=30.0, offset_s=-1.0)
+
+
+class _Drawn:
+    """A generator whose uniform draws are given; ``integers`` would explore to V = 3, ``choice`` draws nothing."""
+
+    def __init__(self, *uniform: float) -> None:
+        self.uniform = list(uniform)
+
+    def random(self) -> float:
+        return self.uniform.pop(0)
+
+    def integers(self, *_: int) -> int:
+        return 3
+
+    def choice(self, _: object, size: int, replace: bool) -> np.ndarray:
+        return np.zeros(0, dtype=np.int64)
+
+
+def test_epsilon_greedy_explores_on_draws_below_epsilon_only() -> None:
+    caps = []
+    for draw in (0.2499, 0.25, 0.9):
+        policy = EpsilonGreedy(4, epsilon=0.25, k=0)
+        policy.rng = _Drawn(draw)  # type: ignore[assignment]
+        caps.append(policy.step(HybridWorld(SPLIT, 4), 86400.0).cap)
+    assert caps == [3.0, 0.0, 0.0]  # a draw of exactly epsilon keeps the greedy V (0, all values still 0)
+
+
+def test_a_negative_constant_cap_is_refused_with_its_value() -> None:
+    with pytest.raises(ConfigError) as refused:
+        Constant(-1.0)
+    assert str(refused.value) == "a constant cap needs V >= 0 (or inf), got -1.0"
