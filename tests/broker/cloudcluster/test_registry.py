@@ -22,6 +22,7 @@ from broker.cloudcluster.policies import (
     PerUser,
     _registry,
 )
+from workloads.errors import UnknownName
 
 #: name -> (the policy with its defaults, the same with keyword arguments, those arguments)
 EXPECTED = {
@@ -55,3 +56,11 @@ def test_each_policy_has_its_documented_defaults_and_takes_its_arguments(name: s
     assert make() == default
     if given is not None:
         assert make(**kwargs) == given
+
+
+def test_an_unknown_name_is_refused_naming_the_kind_and_the_known_ones() -> None:
+    with pytest.raises(UnknownName) as refused:
+        _registry().get("keepalive")
+    assert str(refused.value) == ("unknown cloud-cluster policy 'keepalive'; known: merged, per-user, cap, "
+                                  "keepalive-fixed, keepalive-idle, keepalive-load, delay, burst, next-hour, "
+                                  "idle-timeout")
