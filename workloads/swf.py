@@ -183,6 +183,7 @@ def read_swf(path: str | PathLike[str], *, lenient: bool = False) -> SwfTrace:
     try:
         with open_stream(path) as stream:
             texts = list(_header_lines(stream))
+            _refuse_carriage_returns(texts, path)
             header = _checked_header(parse_header(texts), texts, path, skips, lenient=lenient)
             values = _fast_values(stream)
         if values is None:
@@ -288,10 +289,19 @@ def _header_lines(stream: io.BufferedIOBase) -> Iterator[str]:
         yield line[1:].decode("utf-8", errors="replace")
 
 
-#: Bytes pandas' C parser would read as a number though no SWF number holds them: the letters of ``True`` /
-#: ``False`` (read as 1.0 / 0.0 even into a float column) and quotes (``"100"`` read as 100). A file where one
-#: occurs (in a comment too) takes the checked path.
-_NOT_IN_NUMBERS = (b"t", b"T", b"f", b"F", b'"')
+def _refuse_carriage_returns(texts: list[str], path: Path) -> None:
+    """Refuse a header line with a carriage return inside (old Mac line endings make the file one comment)."""
+    number = next((n for n, text in enumerate(texts, start=1) if "\r" in text), None)
+    if number is not None:
+        raise SwfFormatError(f"{path.name}:{number}: a carriage return inside the line (SWF lines end with a "
+                             "line feed; old Mac line endings?)", path=path, line=number)
+
+
+#: Bytes pandas' C parser would read as a number (or as a separator) though no SWF number holds them: the
+#: letters of ``True`` / ``False`` (read as 1.0 / 0.0 even into a float column), quotes (``"100"`` read as 100),
+#: and the vertical tab and form feed it skips beside a number. A file where one occurs (in a comment too) takes
+#: the checked path, which refuses them where they are not in a comment.
+_NOT_IN_NUMBERS = (b"t", b"T", b"f", b"F", b'"', b"\x0b", b"\x0c")
 
 
 def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
@@ -301,6 +311,8 @@ def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
     """
     data = stream.read()
     if any(byte in data for byte in _NOT_IN_NUMBERS):  # each a memchr-fast scan
+        return None
+    if data.count(b"\r") != data.count(b"\r\n"):  # pandas ends a line at a lone carriage return; SWF does not
         return None
     try:
         with pd.read_csv(io.BytesIO(data), chunksize=CHUNK_ROWS, **_CSV_OPTIONS) as reader:
