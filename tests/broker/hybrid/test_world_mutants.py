@@ -1,0 +1,34 @@
+"""The hybrid world's replay and copies, by hand (issue 19, mutation testing)."""
+
+from __future__ import annotations
+
+import math
+
+from broker.hybrid.world import HybridWorld, replay
+from broker.sim.recorder import Recorder
+from tests.broker.hybrid.test_world import rigid
+
+# 4 nodes: job 0 (4 nodes, 100 s) at 0; job 1 (1 node, 50 s) at 10; job 2 (2 nodes, 50 s) at 20.
+SPLIT = rigid([0, 10, 20], [100, 50, 50], [4, 1, 2])
+
+
+def test_replay_reports_its_progress_to_the_recorder_it_is_given() -> None:
+    seen: list[tuple[int, int]] = []
+    schedule, _ = replay(SPLIT, 4, recorder=Recorder(progress=lambda done, total: seen.append((done, total)), every=1))
+    assert seen == [(1, 3), (2, 3), (3, 3)]  # one mark per job that ended, in order of their ends
+    assert schedule.start.tolist() == [0.0, 100.0, 100.0]  # V = 0: both wait for job 0's nodes
+
+
+def test_a_copy_of_a_validating_world_validates_itself() -> None:
+    world = HybridWorld(SPLIT, 4, validate=True)
+    world.run(15.0, 0.0)
+    twin = world.copy()
+    assert world._validator is not None and twin._validator is not None
+    assert twin._validator.world is twin and world._validator.world is world
+    twin.run(math.inf, math.inf)  # each runs on under its own checks, to its own end
+    world.run(math.inf, 0.0)
+    twin._validator.at_end()
+    world._validator.at_end()
+    # V = 0: jobs 1 and 2 wait for job 0's nodes, 90 + 80 s; unbounded from 15: job 1 goes out at 15 (5 s),
+    # job 2 on arrival
+    assert (world.wait_s, twin.wait_s) == (170.0, 5.0)
