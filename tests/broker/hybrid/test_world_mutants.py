@@ -32,3 +32,15 @@ def test_a_copy_of_a_validating_world_validates_itself() -> None:
     # V = 0: jobs 1 and 2 wait for job 0's nodes, 90 + 80 s; unbounded from 15: job 1 goes out at 15 (5 s),
     # job 2 on arrival
     assert (world.wait_s, twin.wait_s) == (170.0, 5.0)
+
+
+def test_after_the_head_goes_to_the_cloud_with_others_easy_runs_again_at_once() -> None:
+    # 4 local nodes, cloud cap 5. Job 0 (3 nodes, 100 s) starts at 0. At 1 jobs 1 (4 nodes, 1,000 s), 2 and 3
+    # (1 node, 500 s each) arrive: job 1 heads the queue (1 node free, shadow time 100, no extra node there), so
+    # neither 2 nor 3 can backfill. The cloud takes job 1 (4 nodes) and job 2 (1 node: 5 in use); job 3 does
+    # not fit. The head went out, so EASY runs again in the same pass: job 3 heads the queue and starts on the
+    # free local node at 1, not when job 0 ends at 100.
+    jobs = rigid([0, 1, 1, 1], [100, 1000, 500, 500], [3, 4, 1, 1])
+    schedule, _ = replay(jobs, 4, cap=5.0)
+    assert schedule.start.tolist() == [0.0, 1.0, 1.0, 1.0]
+    assert schedule.site.tolist() == [0, 1, 1, 0]  # local, cloud, cloud, local
