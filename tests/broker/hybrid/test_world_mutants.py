@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from broker.hybrid.validate import HybridValidator
 from broker.hybrid.world import HybridWorld, replay
 from broker.sim.recorder import Recorder
 from tests.broker.hybrid.test_world import rigid
@@ -44,3 +45,22 @@ def test_after_the_head_goes_to_the_cloud_with_others_easy_runs_again_at_once() 
     schedule, _ = replay(jobs, 4, cap=5.0)
     assert schedule.start.tolist() == [0.0, 1.0, 1.0, 1.0]
     assert schedule.site.tolist() == [0, 1, 1, 0]  # local, cloud, cloud, local
+
+
+def test_every_pass_of_a_validating_world_is_checked_at_its_instant(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    checked: list[object] = []
+    real = HybridValidator.at_pass
+
+    def spy(self: HybridValidator, now: float) -> None:
+        checked.append(now)
+        real(self, now)
+
+    monkeypatch.setattr(HybridValidator, "at_pass", spy)
+    # cap 0: the run's first pass at 0, then the passes at 0 (job 0 starts), 10 and 20 (jobs 1, 2 queue), 100
+    # (job 0 ends: both start) and 150 (both end); with cap 1 job 1 goes out at 10 and ends at 60 (one pass
+    # more), and the pass at 20 finds no room for job 2 (2 nodes) in the cloud
+    replay(SPLIT, 4, validate=True)
+    assert checked == [0.0, 0.0, 10.0, 20.0, 100.0, 150.0]
+    checked.clear()
+    replay(SPLIT, 4, cap=1.0, validate=True)
+    assert checked == [0.0, 0.0, 10.0, 20.0, 60.0, 100.0, 150.0]
