@@ -90,8 +90,12 @@ def score(found: dict[str, str], equivalent: set[str]) -> dict:
     considered = len(found) - len(judged)
     detected = sum(counts[s] for s in DETECTED)
     open_ = sorted(n for n, s in found.items() if s not in DETECTED and n not in equivalent)
+    # mutmut numbers a function's mutants in order: editing the function renumbers them, so a judgement
+    # whose mutant is now detected (or gone) is stale and must be judged again under its new name
+    stale = sorted(n for n in equivalent if n in found and found[n] in DETECTED)
     return {"mutants": len(found), "by_status": dict(sorted(counts.items())), "equivalent": len(judged),
-            "detected": detected, "score": detected / considered if considered else None, "open": open_}
+            "detected": detected, "score": detected / considered if considered else None, "open": open_,
+            "stale_judgements": stale}
 
 
 def table(results: dict, equivalent: dict[str, str]) -> str:
@@ -160,6 +164,8 @@ def main() -> None:
         r = results[path]
         print(f"{path}: {r['detected']} of {r['mutants'] - r['equivalent']} detected "
               f"({r['score']:.1%}), {r['equivalent']} equivalent, {len(r['open'])} open")
+        if r["stale_judgements"]:
+            print(f"  judged equivalent but now detected (renumbered?): {', '.join(r['stale_judgements'])}")
     total = sum(r["mutants"] - r["equivalent"] for r in results.values())
     detected = sum(r["detected"] for r in results.values())
     print(f"all: {detected} of {total} ({detected / total:.1%})" if total else "no mutant")

@@ -16,6 +16,7 @@ def test_the_score_counts_killed_and_timed_out_over_all_but_the_equivalent_survi
     assert out["score"] == 2 / 5
     assert out["open"] == ["b", "e", "f"]
     assert out["by_status"] == {"killed": 1, "no tests": 1, "survived": 2, "suspicious": 1, "timeout": 1}
+    assert out["stale_judgements"] == ["a"]  # judged equivalent, yet a test kills it: the name now means another
     assert score({}, set())["score"] is None
 
 

@@ -302,4 +302,4 @@ def test_a_header_with_old_mac_line_endings_is_refused_not_read_as_one_comment(t
     error = refusal(write(tmp_path, "mac.swf", f"; MaxProcs: 128\r{JOB1}\r{JOB2}\r"))
     assert str(error) == ("mac.swf:1: a carriage return inside the line (SWF lines end with a line feed; "
                           "old Mac line endings?)")
-    assert error.line == 1
+    assert error.line == 1 and error.path == tmp_path / "mac.swf"
