@@ -191,9 +191,9 @@ def cost_per_type(levels: np.ndarray, weights: np.ndarray, tp: TypePrices, term_
     top = max(int(np.max(levels)) if len(levels) else 0, len(fill))
     u = usage(levels, weights, top)
     names, costs = _slot_costs(tp, u, term_h)
-    column = [names.index(o) for o in fill] + [0] * (top - len(fill))
     if any(o not in names for o in fill):
         raise ConfigError(f"{tp.name}: the plan uses an option the prices do not offer")
+    column = [names.index(o) for o in fill] + [0] * (top - len(fill))
     return float(costs[np.arange(top), column].sum()) if top else 0.0
 
 
