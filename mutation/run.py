@@ -98,8 +98,11 @@ def score(found: dict[str, str], equivalent: set[str]) -> dict:
             "stale_judgements": stale}
 
 
-def table(results: dict, equivalent: dict[str, str]) -> str:
-    """TESTING.md's generated part: the score per module and in all, then every equivalent mutant and why."""
+def table(results: dict, equivalent: dict[str, str], pending: list[str] | None = None) -> str:
+    """TESTING.md's generated part: scores per module and in all, equivalents and why, modules not run yet.
+
+    ``pending`` lists the modules of ``core.toml`` with no score yet.
+    """
     rows = ["| module | mutants | detected | equivalent | open | score |", "|---|---:|---:|---:|---:|---:|"]
     for path, r in sorted(results.items()):
         shown = "-" if r["score"] is None else f"{r['score']:.1%}"
@@ -120,6 +123,8 @@ def table(results: dict, equivalent: dict[str, str]) -> str:
     open_ = [(path, n) for path, r in sorted(results.items()) for n in r["open"]]
     lines += ["", "Open (neither detected nor judged equivalent):", ""]
     lines += [f"- `{n}`" for _, n in open_] if open_ else ["- none"]
+    if pending:
+        lines += ["", "Core modules not run through this script yet: " + ", ".join(f"`{m}`" for m in pending) + "."]
     return "\n".join(lines)
 
 
@@ -147,7 +152,9 @@ def main() -> None:
     out_path = Path(args.out)
     if args.table:
         testing = ROOT / "TESTING.md"
-        testing.write_text(with_table(testing.read_text(), table(json.loads(out_path.read_text()), reasons)))
+        results = json.loads(out_path.read_text())
+        pending = [m for m in core if m not in results]
+        testing.write_text(with_table(testing.read_text(), table(results, reasons, pending)))
         return
     paths = args.modules.split(",") if args.modules else list(core)
     unknown = [p for p in paths if p not in core]

@@ -42,6 +42,8 @@ def test_the_table_gives_each_module_and_the_whole_with_every_judgement_and_ever
     assert "  - `x_f__mutmut_1`: same floats" in lines
     assert not any("c.z" in line or "x_g" in line for line in lines)  # a module not in the results: not listed
     assert lines[-1] == "- `b.y.x_f__mutmut_2`"
+    pending = table(results, reasons, ["c/z.py", "d/w.py"]).splitlines()
+    assert pending[-1] == "Core modules not run through this script yet: `c/z.py`, `d/w.py`."
 
 
 def test_the_table_replaces_only_the_marked_part_and_refuses_a_page_without_markers() -> None:
