@@ -91,7 +91,7 @@ def score(found: dict[str, str], equivalent: set[str]) -> dict:
     detected = sum(counts[s] for s in DETECTED)
     open_ = sorted(n for n, s in found.items() if s not in DETECTED and n not in equivalent)
     # mutmut numbers a function's mutants in order: editing the function renumbers them, so a judgement
-    # whose mutant is now detected (or gone) is stale and must be judged again under its new name
+    # whose mutant is now detected is stale and must be judged again under its new name
     stale = sorted(n for n in equivalent if n in found and found[n] in DETECTED)
     return {"mutants": len(found), "by_status": dict(sorted(counts.items())), "equivalent": len(judged),
             "detected": detected, "score": detected / considered if considered else None, "open": open_,
@@ -108,10 +108,8 @@ def table(results: dict, equivalent: dict[str, str], pending: list[str] | None =
         shown = "-" if r["score"] is None else f"{r['score']:.1%}"
         rows.append(f"| `{path}` | {r['mutants']:,} | {r['detected']:,} | {r['equivalent']:,} | {len(r['open']):,} "
                     f"| {shown} |")
-    considered = sum(r["mutants"] - r["equivalent"] for r in results.values())
-    detected = sum(r["detected"] for r in results.values())
-    mutants, judged = sum(r["mutants"] for r in results.values()), sum(r["equivalent"] for r in results.values())
-    opened = sum(len(r["open"]) for r in results.values())
+    mutants, judged, detected, opened = whole(results)
+    considered = mutants - judged
     total = f"{detected / considered:.1%}" if considered else "-"
     rows.append(f"| **all** | {mutants:,} | {detected:,} | {judged:,} | {opened:,} | **{total}** |")
     lines = [*rows, "", "Equivalent survivors (left out of the score) and why:", ""]
@@ -120,12 +118,19 @@ def table(results: dict, equivalent: dict[str, str], pending: list[str] | None =
         names = sorted(n for n in equivalent if n.startswith(prefix))
         if names:
             lines += [f"- `{path}`:", *(f"  - `{n.removeprefix(prefix)}`: {equivalent[n]}" for n in names)]
-    open_ = [(path, n) for path, r in sorted(results.items()) for n in r["open"]]
+    open_ = [n for _, r in sorted(results.items()) for n in r["open"]]
     lines += ["", "Open (neither detected nor judged equivalent):", ""]
-    lines += [f"- `{n}`" for _, n in open_] if open_ else ["- none"]
+    lines += [f"- `{n}`" for n in open_] if open_ else ["- none"]
     if pending:
         lines += ["", "Core modules not run through this script yet: " + ", ".join(f"`{m}`" for m in pending) + "."]
     return "\n".join(lines)
+
+
+def whole(results: dict) -> tuple[int, int, int, int]:
+    """Mutants, judged equivalent, detected and open over every module of ``results``."""
+    rows = results.values()
+    return (sum(r["mutants"] for r in rows), sum(r["equivalent"] for r in rows), sum(r["detected"] for r in rows),
+            sum(len(r["open"]) for r in rows))
 
 
 def with_table(text: str, block: str) -> str:
@@ -148,7 +153,6 @@ def main() -> None:
     args = parser.parse_args()
     core = tomllib.loads((ROOT / "mutation" / "core.toml").read_text())["modules"]
     reasons = tomllib.loads((ROOT / "mutation" / "equivalent.toml").read_text()).get("equivalent", {})
-    equivalent = set(reasons)
     out_path = Path(args.out)
     if args.table:
         testing = ROOT / "TESTING.md"
@@ -166,15 +170,15 @@ def main() -> None:
         copy = prepare(path, core[path], Path(args.workdir))
         subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False)
         results = json.loads(out_path.read_text()) if out_path.exists() else {}  # other runs may have written
-        results[path] = score(statuses(copy, mutmut), equivalent)
+        results[path] = score(statuses(copy, mutmut), set(reasons))
         out_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         r = results[path]
         print(f"{path}: {r['detected']} of {r['mutants'] - r['equivalent']} detected "
               f"({r['score']:.1%}), {r['equivalent']} equivalent, {len(r['open'])} open")
         if r["stale_judgements"]:
             print(f"  judged equivalent but now detected (renumbered?): {', '.join(r['stale_judgements'])}")
-    total = sum(r["mutants"] - r["equivalent"] for r in results.values())
-    detected = sum(r["detected"] for r in results.values())
+    mutants, judged, detected, _ = whole(results)
+    total = mutants - judged
     print(f"all: {detected} of {total} ({detected / total:.1%})" if total else "no mutant")
 
 
