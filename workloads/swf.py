@@ -312,7 +312,7 @@ def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
     data = stream.read()
     if any(byte in data for byte in _NOT_IN_NUMBERS):  # each a memchr-fast scan
         return None
-    if data.count(b"\r") != data.count(b"\r\n"):  # pandas ends a line at a lone carriage return; SWF does not
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # pandas ends a line at a lone CR; SWF does not
         return None
     try:
         with pd.read_csv(io.BytesIO(data), chunksize=CHUNK_ROWS, **_CSV_OPTIONS) as reader:
