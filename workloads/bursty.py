@@ -10,6 +10,7 @@ to five times the load by adding users.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,14 +36,26 @@ class BurstyParams:
     runtime_max_s: float = 3 * 86400.0
 
     def __post_init__(self) -> None:
-        if self.users < 1 or self.days <= 0 or self.burst_mean_h <= 0 or self.quiet_mean_h <= 0:
-            raise ConfigError("BurstyParams needs users >= 1 and positive days and interval means")
+        for name, least, strict in _LIMITS:
+            value = getattr(self, name)
+            if not (math.isfinite(value) and (value > least if strict else value >= least)):
+                raise ConfigError(f"BurstyParams.{name} must be a finite number {'>' if strict else '>='} {least}, "
+                                  f"got {value!r}")
+        for name in ("users", "runtime_max_s"):  # a count of users; run times are whole seconds
+            if getattr(self, name) != int(getattr(self, name)):
+                raise ConfigError(f"BurstyParams.{name} must be a whole number, got {getattr(self, name)!r}")
+
+
+#: (field, least value, whether the least is excluded) of :class:`BurstyParams`.
+_LIMITS = (("users", 1, False), ("days", 0, True), ("burst_mean_h", 0, True), ("quiet_mean_h", 0, True),
+           ("rate_median_per_h", 0, False), ("rate_sigma", 0, False), ("runtime_median_s", 0, True),
+           ("runtime_user_sigma", 0, False), ("runtime_sigma", 0, False), ("runtime_max_s", 1, False))
 
 
 def bursty_workload(scale: float = 1.0, *, seed: int = 0, params: BurstyParams = BurstyParams()) -> pd.DataFrame:
     """An SWF-columned trace of ``round(params.users * scale)`` bursty users (see the module docstring)."""
-    if scale <= 0:
-        raise ConfigError(f"scale must be > 0, got {scale}")
+    if not (math.isfinite(scale) and scale > 0):
+        raise ConfigError(f"scale must be a finite number > 0, got {scale}")
     n_users = max(1, round(params.users * scale))
     streams = np.random.SeedSequence(seed).spawn(n_users)
     parts = [_user(np.random.default_rng(s), k + 1, params) for k, s in enumerate(streams)]

@@ -22,6 +22,7 @@ share the user code of ``user_id = -1`` and are counted in ``kept_flagged``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -55,8 +56,11 @@ class VolumeModel:
     max_mb: float = 903.0
 
     def __post_init__(self) -> None:
-        if self.mean_in_mb < 0 or self.mean_out_mb < 0 or self.sigma < 0 or self.max_mb <= 0:
-            raise ConfigError("VolumeModel needs means >= 0, sigma >= 0 and max_mb > 0")
+        for name, strict in (("mean_in_mb", False), ("mean_out_mb", False), ("sigma", False), ("max_mb", True)):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and (value > 0 if strict else value >= 0)):
+                least = ">" if strict else ">="
+                raise ConfigError(f"VolumeModel.{name} must be a finite number {least} 0, got {value!r}")
 
     def draw(self, n: int, *, seed: int | np.random.SeedSequence | None) -> tuple[np.ndarray, np.ndarray]:
         """``(input_bytes, output_bytes)`` for ``n`` jobs."""
