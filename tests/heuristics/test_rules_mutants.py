@@ -1,0 +1,334 @@
+"""Hand-worked cases for ``heuristics/rules.py`` that pin what its mutation run left open.
+
+Every packing case runs on a fleet of 48 slots (``SMALL_FLEET``: packed over Python lists,
+:class:`~heuristics.rules.ScalarState`) and of 49 (over arrays, :class:`~heuristics.rules.RuleState`):
+the same live VMs in the first slots, dead slots after them, so both paths must make the plan worked
+out by hand in the comments. Times are seconds; the tick rule (no occupancy), so a VM has room for a
+job when its ``free`` holds the job's ``r``. ``now`` is 1000 and a new VM boots for 100 s: a job put on
+an existing VM starts at ``max(arrival, 1000)``, on a new one at 1100, and departs ``runtime`` later.
+VM type 0 (capacity 100) is the Cost-Efficient type for every job here.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from heuristics import packing, rules
+from heuristics.fleet import Batch, Fleet, Plan
+from heuristics.registry import HEURISTICS
+from heuristics.rules import JOB_ORDERS, VM_RULES, ScalarState, with_one_more
+
+NOW, BOOT, BTU = 1000.0, 100.0, 3600.0
+TYPE_CAPACITY = np.array([100.0, 400.0])
+TYPE_ORDER = np.array([0, 1])  # type 0 (100) holds every job of these cases
+SIZES = [pytest.param(48, id="lists-48"), pytest.param(49, id="arrays-49")]
+STAT_RULES = ["LA", "EA", "LD", "ED", "LAA", "EAA"]
+
+
+@dataclass
+class Vm:
+    """A live VM of type 0: its room now, the (arrival, departure) of the jobs it hosts, its rollover."""
+
+    free: float
+    jobs: tuple[tuple[float, float], ...] = ()
+    rollover: float = BTU
+
+
+def fleet(vms: list[Vm], size: int) -> Fleet:
+    """The VMs in slots ``0 ..``, then dead slots up to ``size`` slots."""
+    n, k = len(vms), size - len(vms)
+    nan = math.nan
+
+    def column(live: list[float], dead: float, dtype: type = float) -> np.ndarray:
+        return np.array(live + [dead] * k, dtype=dtype)
+
+    arr = [[a for a, _ in vm.jobs] for vm in vms]
+    dep = [[d for _, d in vm.jobs] for vm in vms]
+    return Fleet(
+        now=NOW, boot_time=BOOT, free=column([vm.free for vm in vms], -1.0),
+        capacity=column([100.0] * n, 0.0), vm_type=column([0] * n, -1, np.int64), ready_at=np.zeros(size),
+        anchor=column([NOW - (BTU - vm.rollover) for vm in vms], NOW), last_departure=np.zeros(size),
+        n_jobs=column([len(vm.jobs) for vm in vms], 0, np.int64),
+        arr_min=column([min(a) if a else nan for a in arr], nan),
+        arr_max=column([max(a) if a else nan for a in arr], nan), arr_sum=column([float(sum(a)) for a in arr], 0.0),
+        dep_min=column([min(d) if d else nan for d in dep], nan),
+        dep_max=column([max(d) if d else nan for d in dep], nan),
+        btu=BTU, new_rollover=BTU, type_capacity=TYPE_CAPACITY, type_order=TYPE_ORDER, rate=np.full(size, 0.1))
+
+
+def batch(*jobs: tuple[float, float, float], user: list[int] | None = None) -> Batch:
+    """Jobs as ``(arrival, runtime, r)``, in this position order."""
+    a, t, r = (np.array(c, dtype=float) for c in zip(*jobs, strict=True))
+    u = np.array(user if user is not None else [0] * len(jobs), dtype=np.int64)
+    return Batch(index=np.arange(len(jobs)), arrival=a, runtime=t, r=r, user=u)
+
+
+def plan(name: str, b: Batch, f: Fleet, seed: int = 0) -> Plan:
+    return HEURISTICS.get(name).plan(b, f, np.random.default_rng(seed))
+
+
+def check(p: Plan, size: int, jobs: list[int], targets: list[int | str], new_types: list[int]) -> None:
+    """``targets`` name a new VM ``"N0"``, ``"N1"``, ...: slot ``size + i``."""
+    want = [t if isinstance(t, int) else size + int(t[1:]) for t in targets]
+    assert p.n_slots == size
+    assert p.jobs.tolist() == jobs
+    assert p.targets.tolist() == want
+    assert p.new_types.tolist() == new_types
+
+
+def test_the_sizes_straddle_small_fleet() -> None:
+    assert packing.SMALL_FLEET == 48  # 48 slots go over lists, 49 over arrays
+
+
+# --- job orders ---------------------------------------------------------------------------------------------------
+
+
+def test_fcfs_keeps_position_order_among_equal_arrivals() -> None:
+    # 20 jobs arriving at 5, 3, 5, 3, ...: those at 3 (odd positions) first, then those at 5, each in position
+    # order. Twenty keys with ties: an unstable sort (NumPy's default) mixes the positions.
+    b = batch(*[(5.0 if p % 2 == 0 else 3.0, 10.0, 1.0) for p in range(20)])
+    want = list(range(1, 20, 2)) + list(range(0, 20, 2))
+    assert rules.fcfs(b).tolist() == want
+    assert JOB_ORDERS["FCFS"](b).tolist() == want
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_fcfs_plan_lists_jobs_in_that_order(size: int) -> None:
+    # One VM with room 100 takes all 20 jobs of r = 1: the plan's jobs are the FCFS order above, all on slot 0.
+    b = batch(*[(5.0 if p % 2 == 0 else 3.0, 10.0, 1.0) for p in range(20)])
+    p = plan("FCFS-SM", b, fleet([Vm(100.0)], size))
+    check(p, size, list(range(1, 20, 2)) + list(range(0, 20, 2)), [0] * 20, [])
+
+
+def test_round_robin_takes_each_users_first_job_then_second_in_arrival_order() -> None:
+    # Users 0, 0, 1, 1, ..., 9, 9 arriving in position order: round 1 is every user's first job (even positions),
+    # round 2 every second job (odd positions), each round in arrival order.
+    b = batch(*[(float(p), 10.0, 1.0) for p in range(20)], user=[p // 2 for p in range(20)])
+    assert JOB_ORDERS["RR"](b).tolist() == list(range(0, 20, 2)) + list(range(1, 20, 2))
+
+
+def test_round_robin_counts_rounds_by_arrival_not_position() -> None:
+    # Positions 0..3 arrive at 40, 30, 20, 10, users 3, 7, 7, 7. By arrival: 3 (u7), 2 (u7), 1 (u7), 0 (u3).
+    # Round 1: user 7's first job (3), user 3's (0); round 2: user 7's second (2); round 3: its third (1).
+    b = batch((40.0, 1.0, 1.0), (30.0, 1.0, 1.0), (20.0, 1.0, 1.0), (10.0, 1.0, 1.0), user=[3, 7, 7, 7])
+    assert JOB_ORDERS["RR"](b).tolist() == [3, 0, 2, 1]
+
+
+# Positions: r 30, 10, 30, 10, 50 (runtime the same values), arrivals 5, 4, 3, 4, 1.
+# Ascending: 10 -> positions 1, 3 (both arrive at 4: position order), 30 -> 2 (at 3), 0 (at 5), 50 -> 4.
+# Descending: 50 -> 4, 30 -> 2, 0, 10 -> 1, 3 (ties by arrival, ascending, then position).
+ASCENDING, DESCENDING = [1, 3, 2, 0, 4], [4, 2, 0, 1, 3]
+SIZED = ((5.0, 30.0, 30.0), (4.0, 10.0, 10.0), (3.0, 30.0, 30.0), (4.0, 10.0, 10.0), (1.0, 50.0, 50.0))
+
+
+@pytest.mark.parametrize(("name", "want"), [("SJF", ASCENDING), ("LJF", DESCENDING), ("STJF", ASCENDING),
+                                            ("LTJF", DESCENDING)])
+def test_size_and_runtime_orders_break_ties_by_arrival_then_position(name: str, want: list[int]) -> None:
+    assert JOB_ORDERS[name](batch(*SIZED)).tolist() == want
+
+
+@pytest.mark.parametrize(("field", "descending", "want"), [("r", False, ASCENDING), ("r", True, DESCENDING),
+                                                           ("runtime", False, ASCENDING),
+                                                           ("runtime", True, DESCENDING)])
+def test_by_builds_those_orders(field: str, descending: bool, want: list[int]) -> None:
+    order = rules._by(lambda b: getattr(b, field), descending=descending)
+    assert order(batch(*SIZED)).tolist() == want
+
+
+# --- a VM's statistic as jobs join --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("agg", "old", "n", "x", "want"), [
+    ("min", 5.0, 2, 3.0, 3.0), ("min", 5.0, 2, 7.0, 5.0), ("min", 5.0, 1, 7.0, 5.0),
+    ("max", 5.0, 2, 7.0, 7.0), ("max", 5.0, 2, 3.0, 5.0), ("max", 5.0, 1, 3.0, 5.0),
+    ("mean", 4.0, 2, 10.0, 6.0),  # (4 + 4 + 10) / 3
+    ("mean", 4.0, 1, 10.0, 7.0),  # (4 + 10) / 2
+    ("mean", 6.0, 3, 2.0, 5.0),  # (18 + 2) / 4
+    ("min", math.nan, 0, 8.0, 8.0), ("max", math.nan, 0, 8.0, 8.0), ("mean", math.nan, 0, 8.0, 8.0),
+    ("max", math.nan, 3, 8.0, 8.0),  # NaN: a VM hosting none, whatever its count says
+    ("min", 5.0, 0, 7.0, 7.0),  # no job yet: the statistic of the joining job alone
+])
+def test_with_one_more(agg: str, old: float, n: int, x: float, want: float) -> None:
+    assert with_one_more(agg, old, n, x) == want
+
+
+# --- VM rules: ties, new VMs, idle VMs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize(("rule", "targets"), [("SM", ["N0", 0, 1]), ("LM", ["N0", "N0", 0])])
+def test_free_rules_ties_to_the_lower_slot(size: int, rule: str, targets: list[int | str]) -> None:
+    # Slots 0 and 1 have room 40. Job 0 (r 50) fits neither: new VM N0, room 50 left.
+    # Job 1 (r 40): rooms 40, 40, 50. SM: smallest 40, tie -> slot 0. LM: largest -> N0 (10 left).
+    # Job 2 (r 40): SM: rooms 1: 40, N0: 50 -> slot 1. LM: rooms 0: 40, 1: 40 (N0 has 10) -> tie -> slot 0.
+    b = batch((900.0, 100.0, 50.0), (910.0, 100.0, 40.0), (920.0, 100.0, 40.0))
+    check(plan(f"FCFS-{rule}", b, fleet([Vm(40.0), Vm(40.0)], size)), size, [0, 1, 2], targets, [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rule", ["CFH", "FFH"])
+def test_billing_rules_rank_a_new_vm_by_a_full_billing_unit(size: int, rule: str) -> None:
+    # Slot 0: room 20, 1000 s to its rollover. Job 0 (r 30) fits nowhere: new VM N0, a whole unit (3600 s) left.
+    # Job 1 (r 20) fits slot 0 and N0. CFH (closest rollover): 1000 < 3600 -> slot 0. FFH (farthest) -> N0.
+    b = batch((900.0, 100.0, 30.0), (910.0, 100.0, 20.0))
+    p = plan(f"FCFS-{rule}", b, fleet([Vm(20.0, rollover=1000.0)], size))
+    check(p, size, [0, 1], ["N0", 0 if rule == "CFH" else "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rule", ["CFH", "FFH"])
+def test_billing_rules_put_an_old_vm_before_a_new_one_on_a_tie(size: int, rule: str) -> None:
+    # As above, but slot 0 was started at now: 3600 s to its rollover, as N0. A tie: the old VM (slot 0) wins.
+    b = batch((900.0, 100.0, 30.0), (910.0, 100.0, 20.0))
+    check(plan(f"FCFS-{rule}", b, fleet([Vm(20.0, rollover=BTU)], size)), size, [0, 1], ["N0", 0], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rule", STAT_RULES)
+def test_idle_vms_rank_after_busy_ones_and_among_them_the_lower_slot(size: int, rule: str) -> None:
+    # Slots 0 and 2 host no job (NaN statistics), slot 1 one job (arrived 900, leaves 2000); room 100 each.
+    # Job 0 (r 10): every slot fits; the busy VM first -> slot 1 (90 left).
+    # Job 1 (r 95): only the idle slots 0 and 2 fit -> the lower, slot 0 (5 left).
+    # Job 2 (r 10): slots 1 (90) and 2 (100) fit; slot 1 is busy -> slot 1.
+    f = fleet([Vm(100.0), Vm(100.0, ((900.0, 2000.0),)), Vm(100.0)], size)
+    b = batch((950.0, 100.0, 10.0), (960.0, 100.0, 95.0), (970.0, 100.0, 10.0))
+    check(plan(f"FCFS-{rule}", b, f), size, [0, 1, 2], [1, 0, 1], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rule", STAT_RULES)
+def test_stat_rules_tie_to_the_lower_slot(size: int, rule: str) -> None:
+    # Slots 0 and 1 each host one job (arrived 900, leaves 2000), room 50: equal keys under every rule.
+    # Job 0 (r 50) -> slot 0 (tie; 0 left). Job 1 (r 50) -> slot 1, the only one with room.
+    # Job 2 (r 10) fits nowhere -> new VM N0.
+    f = fleet([Vm(50.0, ((900.0, 2000.0),)), Vm(50.0, ((900.0, 2000.0),))], size)
+    b = batch((950.0, 100.0, 50.0), (960.0, 100.0, 50.0), (970.0, 100.0, 10.0))
+    check(plan(f"FCFS-{rule}", b, f), size, [0, 1, 2], [0, 1, "N0"], [0])
+
+
+# --- VM rules: keys updated by the jobs placed earlier in the call -----------------------------------------------
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_ld_counts_the_departure_of_a_job_placed_in_the_call(size: int) -> None:
+    # Slot 0: room 20, latest departure 3000. Slot 1: room 60, latest departure 2000.
+    # Job 0 (r 30, 3000 s) fits slot 1 only; it starts at 1000 and leaves at 4000: slot 1's latest departure 4000.
+    # Job 1 (r 20) fits slot 0 (3000) and slot 1 (4000): the later -> slot 1.
+    f = fleet([Vm(20.0, ((900.0, 3000.0),)), Vm(60.0, ((900.0, 2000.0),))], size)
+    b = batch((950.0, 3000.0, 30.0), (960.0, 100.0, 20.0))
+    check(plan("FCFS-LD", b, f), size, [0, 1], [1, 1], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_ed_counts_the_departure_not_the_arrival(size: int) -> None:
+    # Slot 0: room 20, earliest departure 1050. Slot 1: room 60, earliest departure 2000.
+    # Job 0 (arrives 950, r 30, 200 s) fits slot 1 only; it leaves at 1200: slot 1's earliest departure 1200.
+    # Job 1 (r 20) fits slot 0 (1050) and slot 1 (1200): the earlier -> slot 0.
+    f = fleet([Vm(20.0, ((900.0, 1050.0),)), Vm(60.0, ((900.0, 2000.0),))], size)
+    b = batch((950.0, 200.0, 30.0), (960.0, 100.0, 20.0))
+    check(plan("FCFS-ED", b, f), size, [0, 1], [1, 0], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_la_counts_the_arrival_not_the_departure(size: int) -> None:
+    # Slot 0: room 20, latest arrival 990. Slot 1: room 60, latest arrival 500.
+    # Job 0 (arrives 950, r 30, leaves 1100) fits slot 1 only: slot 1's latest arrival 950.
+    # Job 1 (r 20) fits slot 0 (990) and slot 1 (950): the later -> slot 0.
+    f = fleet([Vm(20.0, ((990.0, 5000.0),)), Vm(60.0, ((500.0, 5000.0),))], size)
+    b = batch((950.0, 100.0, 30.0), (960.0, 100.0, 20.0))
+    check(plan("FCFS-LA", b, f), size, [0, 1], [1, 0], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_ea_counts_the_arrival_of_a_job_placed_in_the_call(size: int) -> None:
+    # Slot 0: room 20, earliest arrival 700. Slot 1: room 60, earliest arrival 800.
+    # Job 0 (arrives 600, r 30) fits slot 1 only: slot 1's earliest arrival 600.
+    # Job 1 (r 20) fits slot 0 (700) and slot 1 (600): the earlier -> slot 1.
+    f = fleet([Vm(20.0, ((700.0, 5000.0),)), Vm(60.0, ((800.0, 5000.0),))], size)
+    b = batch((600.0, 100.0, 30.0), (960.0, 100.0, 20.0))
+    check(plan("FCFS-EA", b, f), size, [0, 1], [1, 1], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_laa_counts_every_job_on_an_existing_vm(size: int) -> None:
+    # Slot 0: room 100, one job arrived at 100 (mean 100). Slot 1: room 20, one job arrived at 380 (mean 380).
+    # Job 0 (arrives 400, r 30) fits slot 0 only: mean (100 + 400) / 2 = 250, two jobs, room 70.
+    # Job 1 (arrives 700, r 30) fits slot 0 only: mean (250 * 2 + 700) / 3 = 400, three jobs, room 40.
+    # Job 2 (arrives 800, r 20) fits slot 0 (mean 400) and slot 1 (380): the later -> slot 0.
+    f = fleet([Vm(100.0, ((100.0, 5000.0),)), Vm(20.0, ((380.0, 5000.0),))], size)
+    b = batch((400.0, 100.0, 30.0), (700.0, 100.0, 30.0), (800.0, 100.0, 20.0))
+    check(plan("FCFS-LAA", b, f), size, [0, 1, 2], [0, 0, 0], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_laa_counts_every_job_on_a_new_vm(size: int) -> None:
+    # Slot 0: room 20, one job arrived at 380 (mean 380).
+    # Job 0 (arrives 100, r 30) fits nowhere: new VM N0, mean 100 (one job), room 70.
+    # Job 1 (arrives 700, r 30) fits N0 only: mean (100 + 700) / 2 = 400, room 40.
+    # Job 2 (arrives 800, r 20) fits slot 0 (380) and N0 (400): the later -> N0.
+    f = fleet([Vm(20.0, ((380.0, 5000.0),))], size)
+    b = batch((100.0, 100.0, 30.0), (700.0, 100.0, 30.0), (800.0, 100.0, 20.0))
+    check(plan("FCFS-LAA", b, f), size, [0, 1, 2], ["N0", "N0", "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_eaa_counts_every_job_on_an_existing_vm(size: int) -> None:
+    # Slot 0: room 100, one job arrived at 900 (mean 900). Slot 1: room 20, one job arrived at 690 (mean 690).
+    # Job 0 (arrives 300, r 30) fits slot 0 only: mean (900 + 300) / 2 = 600, room 70.
+    # Job 1 (arrives 900, r 30) fits slot 0 only: mean (600 * 2 + 900) / 3 = 700, room 40.
+    # Job 2 (arrives 950, r 20) fits slot 0 (700) and slot 1 (690): the earlier -> slot 1.
+    f = fleet([Vm(100.0, ((900.0, 5000.0),)), Vm(20.0, ((690.0, 5000.0),))], size)
+    b = batch((300.0, 100.0, 30.0), (900.0, 100.0, 30.0), (950.0, 100.0, 20.0))
+    check(plan("FCFS-EAA", b, f), size, [0, 1, 2], [0, 0, 1], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_rule_picks_among_the_vms_with_room_only(size: int, seed: int) -> None:
+    # Slot 0: room 20, slot 1: room 60. Job 0 (r 30) fits slot 1 only (30 left); job 1 (r 50) fits nowhere: N0.
+    b = batch((900.0, 100.0, 30.0), (910.0, 100.0, 50.0))
+    check(plan("FCFS-Rnd", b, fleet([Vm(20.0), Vm(60.0)], size), seed), size, [0, 1], [1, "N0"], [0])
+
+
+# --- the states themselves ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", list(VM_RULES))
+def test_states_answer_minus_one_when_no_vm_has_room(rule: str) -> None:
+    # Two VMs with room 10 and 20 and one slot for a new VM (not started: room -1); a job of r 50 fits none.
+    f = fleet([Vm(10.0, ((900.0, 2000.0),)), Vm(20.0, ((900.0, 2000.0),))], 2)
+    rng = np.random.default_rng(0)
+    state = VM_RULES[rule].start(f, 1)
+    assert state.choose(np.array([10.0, 20.0, -1.0]), 50.0, rng) == -1
+    assert ScalarState(VM_RULES[rule], f).choose([], rng) == -1
+
+
+@pytest.mark.parametrize("rule", ["LD", "ED"])
+def test_a_started_vm_without_jobs_ranks_after_busy_ones(rule: str) -> None:
+    # Slot 0 hosts a job (leaves 2000); a VM started in slot 1 hosts none yet: both have room, slot 0 first.
+    f = fleet([Vm(50.0, ((900.0, 2000.0),))], 1)
+    rng = np.random.default_rng(0)
+    small = ScalarState(VM_RULES[rule], f)
+    small.opened()
+    assert small.choose([(0, 50.0), (1, 100.0)], rng) == 0
+    state = VM_RULES[rule].start(f, 1)
+    free = np.array([50.0, 100.0])
+    state.opened(1, free)
+    assert state.choose(free, 10.0, rng) == 0
+
+
+@pytest.mark.parametrize("rule", list(VM_RULES))
+def test_packing_warns_of_nothing(rule: str) -> None:
+    # Over arrays (49 slots, 48 dead) with slots for new VMs: no division by zero or other warning on the way.
+    f = fleet([Vm(20.0, ((900.0, 2000.0),))], 49)
+    b = batch((900.0, 100.0, 30.0), (910.0, 100.0, 20.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        VM_RULES[rule].start(f, 2)
+        p = plan(f"FCFS-{rule}", b, f)
+    assert len(p) == 2
