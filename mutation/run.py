@@ -9,6 +9,7 @@ score written: detected (killed or timed out) over all mutants but those judged 
 
     python mutation/run.py [--modules broker/sim/kernel.py,...] [--max-children 2] [--out mutation/scores.json]
     python mutation/run.py --table        # only rewrite TESTING.md's table from the scores and the judgements
+    python mutation/run.py --modules ... --count-only   # recount the copies (after re-running mutants by hand)
 """
 
 from __future__ import annotations
@@ -150,6 +151,8 @@ def main() -> None:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "mutation" / "scores.json"))
     parser.add_argument("--table", action="store_true", help="only rewrite TESTING.md's table")
+    parser.add_argument("--count-only", action="store_true",
+                        help="count the statuses already in the modules' copies without running mutmut")
     args = parser.parse_args()
     core = tomllib.loads((ROOT / "mutation" / "core.toml").read_text())["modules"]
     reasons = tomllib.loads((ROOT / "mutation" / "equivalent.toml").read_text()).get("equivalent", {})
@@ -168,7 +171,8 @@ def main() -> None:
     results: dict = {}
     for path in paths:
         copy = prepare(path, core[path], Path(args.workdir))
-        subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False)
+        if not args.count_only:
+            subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False)
         results = json.loads(out_path.read_text()) if out_path.exists() else {}  # other runs may have written
         results[path] = score(statuses(copy, mutmut), set(reasons))
         out_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
