@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -39,6 +40,9 @@ def _no_inherited_loky_executor():
         reusable_executor._executor = None
 '''
 DETECTED = {"killed", "timeout"}
+#: mutmut times a mutant out at half its CPU-time limit in wall time: native thread pools (OpenMP in
+#: scikit-learn's boosting, BLAS) that spin on a busy machine would stretch it, so each mutant runs on one.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: TESTING.md's generated part lies between these two lines.
 BEGIN, END = "<!-- mutation table: begin (python mutation/run.py --table) -->", "<!-- mutation table: end -->"
 _LINE = re.compile(r"^\s*(\S+): (.+)$")
@@ -172,7 +176,8 @@ def main() -> None:
     for path in paths:
         copy = prepare(path, core[path], Path(args.workdir))
         if not args.count_only:
-            subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False)
+            subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False,
+                           env=os.environ | ONE_THREAD)
         results = json.loads(out_path.read_text()) if out_path.exists() else {}  # other runs may have written
         results[path] = score(statuses(copy, mutmut), set(reasons))
         out_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
