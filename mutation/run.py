@@ -10,6 +10,7 @@ score written: detected (killed or timed out) over all mutants but those judged 
     python mutation/run.py [--modules broker/sim/kernel.py,...] [--max-children 2] [--out mutation/scores.json]
     python mutation/run.py --table        # only rewrite TESTING.md's table from the scores and the judgements
     python mutation/run.py --modules ... --count-only   # recount the copies (after re-running mutants by hand)
+    python mutation/run.py --modules ... --recheck-timeouts   # run the timed-out and crashed mutants again
 """
 
 from __future__ import annotations
@@ -88,6 +89,11 @@ def statuses(copy: Path, mutmut: str) -> dict[str, str]:
     return {m[1]: m[2].strip() for line in out.stdout.splitlines() if (m := _LINE.match(line))}
 
 
+def recheck(found: dict[str, str]) -> list[str]:
+    """The mutants to run again: timed out or crashed (a run before :data:`ONE_THREAD`, or a busy machine)."""
+    return sorted(name for name, status in found.items() if status in ("timeout", "segfault"))
+
+
 def score(found: dict[str, str], equivalent: set[str]) -> dict:
     """Counts by status and the score over the mutants not judged equivalent."""
     counts = Counter(found.values())
@@ -155,6 +161,8 @@ def main() -> None:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "mutation" / "scores.json"))
     parser.add_argument("--table", action="store_true", help="only rewrite TESTING.md's table")
+    parser.add_argument("--recheck-timeouts", action="store_true",
+                        help="run again, one native thread each, only the mutants that timed out or crashed")
     parser.add_argument("--count-only", action="store_true",
                         help="count the statuses already in the modules' copies without running mutmut")
     args = parser.parse_args()
@@ -175,8 +183,9 @@ def main() -> None:
     results: dict = {}
     for path in paths:
         copy = prepare(path, core[path], Path(args.workdir))
-        if not args.count_only:
-            subprocess.run([mutmut, "run", "--max-children", str(args.max_children)], cwd=copy, check=False,
+        names = recheck(statuses(copy, mutmut)) if args.recheck_timeouts else []
+        if not args.count_only and (names or not args.recheck_timeouts):
+            subprocess.run([mutmut, "run", "--max-children", str(args.max_children), *names], cwd=copy, check=False,
                            env=os.environ | ONE_THREAD)
         results = json.loads(out_path.read_text()) if out_path.exists() else {}  # other runs may have written
         results[path] = score(statuses(copy, mutmut), set(reasons))

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from mutation.run import BEGIN, END, config_block, module_name, score, table, with_table
+from mutation.run import BEGIN, END, config_block, module_name, recheck, score, table, with_table
 
 
 def test_the_score_counts_killed_and_timed_out_over_all_but_the_equivalent_survivors() -> None:
@@ -53,3 +53,9 @@ def test_the_table_replaces_only_the_marked_part_and_refuses_a_page_without_mark
         with_table("# Testing\n", "new")
     with pytest.raises(ValueError, match="lacks the markers"):
         with_table(f"{BEGIN}\nno end", "new")
+
+
+def test_only_timed_out_and_crashed_mutants_are_run_again() -> None:
+    found = {"d": "timeout", "a": "killed", "c": "segfault", "b": "survived", "e": "suspicious", "f": "not checked"}
+    assert recheck(found) == ["c", "d"]
+    assert recheck({}) == []
