@@ -110,6 +110,6 @@ def cores_view(trace: pd.DataFrame, *, parallel: Parallel = "expand",
                     runtime=np.repeat(kept["run_time"].to_numpy(dtype=np.float64), width)[order],
                     group=np.repeat(codes.astype(np.int64), width)[order],
                     native_wait=np.repeat(wait, width)[order],
-                    ids=np.repeat(kept["job_id"].to_numpy(dtype=np.int64), width)[order],
+                    ids=np.repeat(kept["job_id"].fillna(-1).to_numpy(dtype=np.int64), width)[order],
                     groups=tuple(int(g) for g in groups), origin=float(origin))
     return jobs, FilterReport(read=len(trace), kept=len(jobs), removed=removed, kept_flagged=flagged)

@@ -58,8 +58,9 @@ def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterRep
     }
     keep, removed = filter_rows(checks, len(trace))
     kept = trace[keep]
-    estimate = kept["requested_time"].where(kept["requested_time"] > 0, kept["run_time"])
-    flagged = {"requested time unknown (run time used)": int((~(kept["requested_time"] > 0)).sum())}
+    unknown = kept["requested_time"].isna() | (kept["requested_time"] <= 0)  # NA compares to neither
+    estimate = kept["requested_time"].where(~unknown, kept["run_time"])
+    flagged = {"requested time unknown (run time used)": int(unknown.sum())}
     order = np.argsort(kept["submit_time"].to_numpy(dtype=np.float64), kind="stable")
     jobs = RigidJobs(submit=kept["submit_time"].to_numpy(dtype=np.float64)[order],
                      runtime=kept["run_time"].to_numpy(dtype=np.float64)[order],
