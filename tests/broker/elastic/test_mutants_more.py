@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -25,6 +24,7 @@ from broker.elastic.sarsa import SarsaAgent, SarsaConfig
 from broker.elastic.validate import ElasticValidator
 from broker.elastic.world import Decision, ElasticWorld, PoolConfig, Queue
 from broker.sim.validate import InvariantError
+from tests.broker.elastic.test_mutants_validate import _state
 from tests.broker.elastic.test_world import core_jobs
 
 # -- descriptors ---------------------------------------------------------------------------------------
@@ -216,15 +216,7 @@ def test_two_decisions_make_one_transition() -> None:
 
 # -- validate --------------------------------------------------------------------------------------------
 
-TWO = core_jobs([0, 5], [10, 10], [0, 0])
-
-
-def _state(**fields) -> SimpleNamespace:
-    """Two jobs on an elastic pool of 1..4 cores (60 s hold), both ended at 10 and 15, one size 2 from 0."""
-    base = {"jobs": TWO, "pool": PoolConfig(2, elastic=True, min_cores=1, max_cores=4, hold_s=60.0), "size": 2,
-            "submitted": 2, "done": 2, "running": {}, "queue": [], "sizes": [(0.0, 2)],
-            "start": np.array([0.0, 5.0]), "end": np.array([10.0, 15.0]), "core_seconds": lambda t: 2 * t}
-    return SimpleNamespace(**{**base, **fields})
+# the broken pool states of test_mutants_validate.py (two jobs on an elastic pool of 1..4 cores)
 
 
 def test_more_running_jobs_than_cores_say_how_many() -> None:
