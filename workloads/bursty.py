@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from workloads import schema
-from workloads.errors import ConfigError
+from workloads.errors import ConfigError, require_finite
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +37,7 @@ class BurstyParams:
 
     def __post_init__(self) -> None:
         for name, least, strict in _LIMITS:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and (value > least if strict else value >= least)):
-                raise ConfigError(f"BurstyParams.{name} must be a finite number {'>' if strict else '>='} {least}, "
-                                  f"got {value!r}")
+            require_finite(f"BurstyParams.{name}", getattr(self, name), least=least, strict=strict)
         for name in ("users", "runtime_max_s"):  # a count of users; run times are whole seconds
             if getattr(self, name) != int(getattr(self, name)):
                 raise ConfigError(f"BurstyParams.{name} must be a whole number, got {getattr(self, name)!r}")

@@ -13,6 +13,8 @@ Each also derives from the built-in exception a caller would expect (``ValueErro
 
 from __future__ import annotations
 
+import math
+
 
 class CloudbrokerError(Exception):
     """Base of the errors cloudbroker raises on purpose (see the module docstring)."""
@@ -35,3 +37,12 @@ class UnknownName(ConfigError, KeyError):
 
 class UnavailableError(CloudbrokerError, RuntimeError):
     """Something outside the project that is not there (a download, a cluster); the message says what to do."""
+
+
+def require_finite(name: str, value: float, *, least: float, strict: bool) -> None:
+    """Refuse ``value`` unless it is finite and above ``least`` (``strict``) or at least ``least``.
+
+    The :class:`ConfigError` names ``name``, what is allowed and the value given (NaN fails every comparison).
+    """
+    if not (math.isfinite(value) and (value > least if strict else value >= least)):
+        raise ConfigError(f"{name} must be a finite number {'>' if strict else '>='} {least}, got {value!r}")

@@ -22,14 +22,13 @@ share the user code of ``user_id = -1`` and are counted in ``kept_flagged``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from workloads.errors import ConfigError, InputError
+from workloads.errors import ConfigError, InputError, require_finite
 from workloads.jobs import STATUS_CANCELLED, FilterReport, check_rows, filter_rows
 
 Parallel = Literal["one", "expand"]
@@ -57,10 +56,7 @@ class VolumeModel:
 
     def __post_init__(self) -> None:
         for name, strict in (("mean_in_mb", False), ("mean_out_mb", False), ("sigma", False), ("max_mb", True)):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and (value > 0 if strict else value >= 0)):
-                least = ">" if strict else ">="
-                raise ConfigError(f"VolumeModel.{name} must be a finite number {least} 0, got {value!r}")
+            require_finite(f"VolumeModel.{name}", getattr(self, name), least=0, strict=strict)
 
     def draw(self, n: int, *, seed: int | np.random.SeedSequence | None) -> tuple[np.ndarray, np.ndarray]:
         """``(input_bytes, output_bytes)`` for ``n`` jobs."""
