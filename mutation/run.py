@@ -153,12 +153,19 @@ def with_table(text: str, block: str) -> str:
     return f"{head}{BEGIN}\n{block}\n{END}{tail}"
 
 
+def _at_least_one(text: str) -> int:
+    """``--max-children``: a whole number of processes, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def main() -> None:
     """Run the modules asked for, one copy each, and write their scores."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--modules", default=None, help="comma-separated paths (default: all of core.toml)")
     parser.add_argument("--workdir", default="/tmp/cloudbroker-mutation")
-    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--max-children", type=_at_least_one, default=2)
     parser.add_argument("--out", default=str(ROOT / "mutation" / "scores.json"))
     parser.add_argument("--table", action="store_true", help="only rewrite TESTING.md's table")
     parser.add_argument("--recheck-timeouts", action="store_true",
@@ -175,10 +182,12 @@ def main() -> None:
         pending = [m for m in core if m not in results]
         testing.write_text(with_table(testing.read_text(), table(results, reasons, pending)))
         return
-    paths = args.modules.split(",") if args.modules else list(core)
+    if args.modules is not None and not args.modules.strip(","):
+        parser.error("--modules needs one or more paths (leave it out for all of mutation/core.toml)")
+    paths = args.modules.split(",") if args.modules is not None else list(core)
     unknown = [p for p in paths if p not in core]
     if unknown:
-        sys.exit(f"not in mutation/core.toml: {', '.join(unknown)}")
+        parser.error(f"not in mutation/core.toml: {', '.join(unknown)}")
     mutmut = shutil.which("mutmut") or str(Path(sys.executable).with_name("mutmut"))
     results: dict = {}
     for path in paths:
