@@ -280,6 +280,17 @@ def test_a_dead_worker_is_reported_with_its_error(caplog: pytest.LogCaptureFixtu
     assert "was unexpectedly terminated" in failed[0]  # the error itself, after its type
 
 
+def test_an_entrant_cut_off_by_a_dead_worker_runs_again_alone_on_the_same_model_and_start() -> None:
+    # Entrant 0 kills its worker at once; entrant 1 is still sleeping (1 s) when the pool breaks, so
+    # it runs again in a worker of its own with the race's model and start: the start makes it fail,
+    # the retry without it proves the optimum -8 (BEST). So it wins, retried; entrant 0 is an error.
+    slow = Recorder(delay=1.0)
+    out = race([Entrant(Exiting(), WORK), Entrant(slow, WORK)], MODEL, start=np.array(GOOD), workers=2)
+    assert out.winner == 1 and out.retried == (False, True)
+    assert out.result.status is Status.OPTIMAL and out.result.objective == -8.0 and out.result.backend == "recorder"
+    assert out.entries[0] is not None and out.entries[0].status is Status.ERROR
+
+
 # --- choose and _with_best_bound, on the tie boundaries ----------------------------------------------------
 
 
