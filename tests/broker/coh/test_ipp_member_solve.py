@@ -288,3 +288,15 @@ def test_settings_out_of_range_are_refused_in_words() -> None:
         IppMember([], Limit.deterministic(1.0), billing=BILLING, hourly=HOURLY)
     both = IppMember(solvers, [Limit.deterministic(1.0), Limit.deterministic(2.0)], billing=BILLING, hourly=HOURLY)
     assert [(e.solver.name, e.limit.work) for e in both.entrants] == [("cpsat", 1.0), ("cbc", 2.0)]
+
+
+def test_two_jobs_take_the_exact_paths_tie_rule_separate_before_together() -> None:
+    # Long jobs (one more unit on any running VM). Slot 0 ($0.2) holds both; slots 1 and 2 ($0.1,
+    # free 15) hold one job of 10 each. Separate on 1 and 2: $0.1 + $0.1 = $0.2 = together on slot 0.
+    # New VMs cost $1 and $2 an hour here. The exact path's rule takes separate; the subset DP (the
+    # path for three or more jobs) would take slot 0 for both at the same cost.
+    running = fleet([400.0, 15.0, 15.0], [410.0] * 3, [1, 1, 1], [0.2, 0.1, 0.1])
+    ipp = IppMember(get_solver("cpsat"), Limit.deterministic(5.0), billing=BILLING, hourly=np.array([1.0, 2.0]))
+    plan = ipp.plan(batch([1000.0] * 2, [4000.0] * 2, [10.0] * 2), running, np.random.default_rng(0))
+    assert plan is not None and plan.targets.tolist() == [1, 2] and quick(ipp.last).path == "exact"
+    assert ipp.last is not None and ipp.last.bound == pytest.approx(0.2)
