@@ -26,9 +26,18 @@ from heuristics.occupancy import IntervalTable
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
                  "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
 _INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted", "option")
-#: Up to this many hosted jobs a VM's statistics are refreshed in Python (NumPy's sum of so few values
-#: is the first value plus the others added in order, which Python's reproduces exactly).
-_FEW = 8
+#: Up to this many hosted jobs a VM's statistics are refreshed in Python: NumPy sums fewer than 8
+#: values one after another, ((a0 + a1) + a2) + ..., which :func:`_in_order` reproduces to the last bit
+#: (from 8 on NumPy adds pairwise). Python's ``sum`` does not: it starts from 0 and, from 3.12, compensates.
+_FEW = 7
+
+
+def _in_order(values: list[float]) -> float:
+    """``((v0 + v1) + v2) + ...``: the sum of the jobs' arrivals as :meth:`Pool._include` keeps it."""
+    total = values[0]
+    for v in values[1:]:
+        total += v
+    return total
 
 
 class Pool:
@@ -238,7 +247,7 @@ class Pool:
                 continue
             if len(members) <= _FEW:
                 a, d = [float(arrival[i]) for i in members], [float(departure[i]) for i in members]
-                total = a[0] + sum(a[1:])  # the order in which NumPy adds so few values
+                total = _in_order(a)
             else:
                 a_, d_ = arrival[members], departure[members]
                 a, d, total = a_.tolist(), d_.tolist(), float(a_.sum())
