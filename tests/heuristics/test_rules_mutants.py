@@ -11,6 +11,7 @@ VM type 0 (capacity 100) is the Cost-Efficient type for every job here.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import pytest
 
 from heuristics import packing, rules
 from heuristics.fleet import Batch, Fleet, Plan
+from heuristics.occupancy import IntervalTable
 from heuristics.registry import HEURISTICS
 from heuristics.rules import JOB_ORDERS, VM_RULES, ScalarState, with_one_more
 
@@ -332,3 +334,137 @@ def test_packing_warns_of_nothing(rule: str) -> None:
         VM_RULES[rule].start(f, 2)
         p = plan(f"FCFS-{rule}", b, f)
     assert len(p) == 2
+
+
+# --- the packing loop (heuristics/packing.py) ---------------------------------------------------------------------
+# Issue 19, the mutation run of packing.py. Same fleets (48 slots over lists, 49 over arrays); the cases under the
+# interval capacity rule give the VMs' hosted jobs as (start, end, r) intervals.
+
+
+def interval_fleet(hosted: list[tuple[tuple[float, float, float], ...]], size: int,
+                   free: list[float] | None = None) -> Fleet:
+    """VMs hosting the jobs ``(start, end, r)``, under the interval rule; room now 100 less their ``r`` unless given."""
+    frees = free if free is not None else [100.0 - sum(r for _, _, r in jobs) for jobs in hosted]
+    f = fleet([Vm(room, tuple((s, e) for s, e, _ in jobs)) for room, jobs in zip(frees, hosted, strict=True)], size)
+    table = IntervalTable(size, width=2)
+    job = 0
+    for slot, jobs in enumerate(hosted):
+        for s, e, r in jobs:
+            table.add(slot, job, s, e, r)
+            job += 1
+    return dataclasses.replace(f, occupancy=table.occupancy(size))
+
+
+def check_dtypes(p: Plan) -> None:
+    assert [a.dtype.name for a in (p.jobs, p.targets, p.new_types)] == ["int64"] * 3
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_job_on_a_new_vm_starts_when_the_vm_has_booted(size: int) -> None:
+    # Slot 0: room 20, one job leaving at 1150. Job 0 (arrives 900, r 30, 100 s) fits nowhere: new VM N0, ready at
+    # now + boot = 1100, so the job runs 1100 -> 1200 (not from now, 1000, nor from now - boot): N0's earliest
+    # departure 1200. Job 1 (r 20) fits slot 0 (1150) and N0 (1200): ED takes the earlier -> slot 0.
+    f = fleet([Vm(20.0, ((900.0, 1150.0),))], size)
+    b = batch((900.0, 100.0, 30.0), (910.0, 100.0, 20.0))
+    check(plan("FCFS-ED", b, f), size, [0, 1], ["N0", 0], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_job_that_arrived_before_now_starts_now(size: int) -> None:
+    # Slot 0: room 20, earliest departure 1050. Slot 1: room 60, earliest departure 2000; both booted (ready at 0).
+    # Job 0 (arrived 900, r 30, 100 s) fits slot 1 only; it starts now (1000, not at its arrival) and leaves at 1100:
+    # slot 1's earliest departure 1100. Job 1 (r 20) fits slot 0 (1050) and slot 1 (1100): ED -> slot 0.
+    f = fleet([Vm(20.0, ((900.0, 1050.0),)), Vm(60.0, ((900.0, 2000.0),))], size)
+    b = batch((900.0, 100.0, 30.0), (910.0, 100.0, 20.0))
+    check(plan("FCFS-ED", b, f), size, [0, 1], [1, 0], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_each_new_vm_takes_the_next_slot_after_the_fleet(size: int) -> None:
+    # Slot 0 is full (room 0). Jobs 0 and 1 (r 60 each) fit nowhere, nor does job 1 on N0 (40 left): N0 in slot
+    # size, N1 in slot size + 1. Job 2 (r 40) fits N0 (40) and N1 (40): SM, a tie -> N0.
+    b = batch((900.0, 100.0, 60.0), (910.0, 100.0, 60.0), (920.0, 100.0, 40.0))
+    p = plan("FCFS-SM", b, fleet([Vm(0.0)], size))
+    check(p, size, [0, 1, 2], ["N0", "N1", "N0"], [0, 0])
+    check_dtypes(p)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_plan_without_new_vms_keeps_integer_arrays(size: int) -> None:
+    # Slot 0 (room 100) takes the one job: no new VM, an empty new_types that is still int64.
+    p = plan("FCFS-SM", batch((900.0, 100.0, 30.0)), fleet([Vm(100.0)], size))
+    check(p, size, [0], [0], [])
+    check_dtypes(p)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_an_empty_batch_gives_an_empty_integer_plan(size: int) -> None:
+    # No job: no target, no new VM, every array empty and int64.
+    empty = Batch(index=np.zeros(0, np.int64), arrival=np.zeros(0), runtime=np.zeros(0), r=np.zeros(0),
+                  user=np.zeros(0, np.int64))
+    p = plan("FCFS-SM", empty, fleet([Vm(100.0)], size))
+    check(p, size, [], [], [])
+    check_dtypes(p)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize(("rule", "target"), [("SM", 1), ("LM", 0)])
+def test_free_rules_rank_by_the_room_over_the_jobs_interval(size: int, rule: str, target: int) -> None:
+    # Interval rule. Slot 0 hosts a job of r 60 over [900, 1050): room now 40. Slot 1 a job of r 50 over
+    # [900, 5000): room now 50. The job (arrives 1100, r 30, 100 s) runs [1100, 1200): slot 0's job has left by
+    # then, so its room is 100; slot 1's is 50. SM (smallest room) -> slot 1, LM (largest) -> slot 0; ranked by the
+    # room now (40 and 50) they would swap.
+    f = interval_fleet([((900.0, 1050.0, 60.0),), ((900.0, 5000.0, 50.0),)], size)
+    check(plan(f"FCFS-{rule}", batch((1100.0, 100.0, 30.0)), f), size, [0], [target], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_hosted_job_ending_exactly_at_the_start_leaves_its_room(size: int) -> None:
+    # Interval rule. Slot 0 hosts a job of r 60 over [900, 1100): room now 40. The job (arrives 1100, r 50, 100 s)
+    # starts at 1100, when the hosted one has left ([start, end) is half open): room 100 -> slot 0, no new VM.
+    f = interval_fleet([((900.0, 1100.0, 60.0),)], size)
+    check(plan("FCFS-CFH", batch((1100.0, 100.0, 50.0)), f), size, [0], [0], [])
+
+
+# Rounding. A VM's room now is its capacity less its jobs' r one by one (as they joined); its room over a job's run
+# is its capacity less their summed load. The two can differ in the last bit: 100 - 0.1 - 0.1 = 99.80000000000001
+# but 100 - (0.1 + 0.1) = 99.8. Both paths use the room now where it holds the job (every rule but SM / LM) or where
+# every hosted job is running over the job's run (SM / LM), and the summed load only elsewhere, so they choose alike.
+TIGHT = (100.0 - 0.1) - 0.1
+
+
+def test_rooms_round_as_these_cases_need() -> None:
+    assert TIGHT > 100.0 - (0.1 + 0.1) == 99.8
+    assert (100.0 - 70.3) - 0.7 > 100.0 - (70.3 + 0.7) == 29.0
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_room_now_that_holds_the_job_is_enough(size: int) -> None:
+    # Interval rule. Slot 0 hosts jobs of r 0.1 over [900, 5000) and [1050, 5000), room now TIGHT. The job (arrives
+    # 1000, r TIGHT, 100 s) runs [1000, 1100); the room now holds it -> slot 0 (CFH), no new VM (the summed load
+    # over the run, 0.2, would leave 99.8 < TIGHT: looked at only where the room now falls short).
+    f = interval_fleet([((900.0, 5000.0, 0.1), (1050.0, 5000.0, 0.1))], size, free=[TIGHT])
+    check(plan("FCFS-CFH", batch((1000.0, 100.0, TIGHT)), f), size, [0], [0], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_sm_takes_the_room_now_where_a_hosted_job_starts_exactly_at_the_start(size: int) -> None:
+    # Interval rule. Slot 0 hosts jobs of r 0.1 over [900, 5000) and [1000, 5000): room now TIGHT. Slot 1 a job of
+    # r 0.2 over [900, 5000): room 99.8. The job (arrives 1000, r 0.1, 100 s) starts at 1000, when both of slot 0's
+    # jobs run ([start, end) holds 1000): its room is the room now, TIGHT > 99.8. SM (smallest) -> slot 1 (summed,
+    # slot 0 would tie at 99.8 and win as the lower slot).
+    f = interval_fleet([((900.0, 5000.0, 0.1), (1000.0, 5000.0, 0.1)), ((900.0, 5000.0, 0.2),)], size,
+                       free=[TIGHT, 99.8])
+    check(plan("FCFS-SM", batch((1000.0, 100.0, 0.1)), f), size, [0], [1], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_lm_takes_a_new_vms_room_now_while_all_its_jobs_run(size: int) -> None:
+    # Interval rule. Slot 0 hosts a job of r 71 over [900, 5000): room 29. Job 0 (r 70.3, 4000 s) fits nowhere:
+    # new VM N0, running [1100, 5100) once booted, room 29.700000000000003. Job 1 (r 0.7, 4000 s): LM, N0 (29.7) over
+    # slot 0 (29) -> N0, also [1100, 5100): room (100 - 70.3) - 0.7 = 29.000000000000004. Job 2 (r 1, 100 s) runs
+    # [1100, 1200) on N0, while both its jobs run: its room is the room now, 29.000000000000004 > 29 -> N0 (summed,
+    # it would tie at 29 and slot 0 would win).
+    f = interval_fleet([((900.0, 5000.0, 71.0),)], size)
+    b = batch((1000.0, 4000.0, 70.3), (1000.0, 4000.0, 0.7), (1000.0, 100.0, 1.0))
+    check(plan("FCFS-LM", b, f), size, [0, 1, 2], ["N0", "N0", "N0"], [0])
