@@ -33,7 +33,7 @@ _FEW = 7
 
 
 def _in_order(values: list[float]) -> float:
-    """``((v0 + v1) + v2) + ...``: the sum of the jobs' arrivals as :meth:`Pool._include` keeps it."""
+    """``((v0 + v1) + v2) + ...``: NumPy's sum of fewer than 8 values, to the last bit."""
     total = values[0]
     for v in values[1:]:
         total += v
