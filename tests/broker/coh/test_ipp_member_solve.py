@@ -30,6 +30,7 @@ NO_VMS = fleet([], [], [], [])
 ONE_SMALL = Plan(jobs=np.arange(3), targets=np.zeros(3, np.int64), new_types=np.array([0]), n_slots=0)  # $0.065
 THREE_SMALL = Plan(jobs=np.arange(3), targets=np.arange(3), new_types=np.zeros(3, np.int64), n_slots=0)  # $0.195
 WALL = Limit.wall(30.0, threads=4)
+WORK = Limit.deterministic(5.0)
 
 
 class Recording:
@@ -52,10 +53,9 @@ def calls(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def member(log: Path, n: int = 1, **options: object) -> IppMember:
+def member(log: Path, n: int = 1, *, limit: Limit = WORK, **options: object) -> IppMember:
     solvers = [Recording(log, f"rec{k}") for k in range(n)]
-    return IppMember(solvers, options.pop("limit", Limit.deterministic(5.0)), billing=BILLING,  # type: ignore[arg-type]
-                     hourly=HOURLY, exact_jobs=0, **options)  # type: ignore[arg-type]
+    return IppMember(solvers, limit, billing=BILLING, hourly=HOURLY, exact_jobs=0, **options)  # type: ignore[arg-type]
 
 
 def test_a_plan_at_the_lower_bound_is_proven_without_a_solver(tmp_path: Path) -> None:
