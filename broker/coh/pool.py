@@ -21,11 +21,14 @@ from broker.pricing.book import Catalog
 from broker.pricing.reservations import HEAVY_CODE, OD_CODE, OPTIONS
 from broker.sim.ledger import InstanceRecord, Ledger
 from heuristics.fleet import Fleet
-from heuristics.occupancy import IntervalTable
+from heuristics.occupancy import IntervalTable, Occupancy
 
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
                  "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
 _INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted", "option")
+#: The slot arrays a fleet snapshot shows, in :class:`~heuristics.fleet.Fleet`'s order.
+_SNAPSHOT = ("free", "capacity", "vm_type", "ready_at", "anchor", "last_departure", "n_jobs", "arr_min", "arr_max",
+             "arr_sum", "dep_min", "dep_max", "marginal")
 #: Up to this many hosted jobs a VM's statistics are refreshed in Python: NumPy sums fewer than 8
 #: values one after another, ((a0 + a1) + a2) + ..., which :func:`_in_order` reproduces to the last bit
 #: (from 8 on NumPy adds pairwise). Python's ``sum`` does not: it starts from 0 and, from 3.12, compensates.
@@ -75,6 +78,7 @@ class Pool:
         # the hosted jobs' intervals, kept only for the interval capacity rule
         self.table: IntervalTable | None = IntervalTable(0) if intervals else None
         self._type_order = catalog.efficiency_order()
+        self._views: tuple[tuple[int, int, int], tuple[np.ndarray, ...], Occupancy | None] | None = None
         self._grow(64)
 
     def _grow(self, size: int) -> None:
@@ -200,27 +204,34 @@ class Pool:
         twin.members = [set(m) for m in self.members]
         twin.dirty, twin._spare, twin.ledger = set(self.dirty), list(self._spare), self.ledger.copy()
         twin.table = self.table.copy() if self.table is not None else None
+        twin._views = None
         return twin
 
     def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray) -> Fleet:
         """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first.
 
         Under the interval capacity rule the snapshot carries the hosted jobs' intervals
-        (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`).
+        (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`). The views are live: they
+        are made again only when the slot count or an array changes, not at every tick.
         """
-        n = self.n_slots
-        if stats:
+        if stats and self.dirty:
             self._refresh(arrival, departure)
-        return Fleet(
-            now=now, boot_time=self.boot_time, free=self.free[:n], capacity=self.capacity[:n],
-            vm_type=self.vm_type[:n], ready_at=self.ready_at[:n], anchor=self.anchor[:n],
-            last_departure=self.last_departure[:n], n_jobs=self.n_jobs[:n],
-            arr_min=self.arr_min[:n], arr_max=self.arr_max[:n], arr_sum=self.arr_sum[:n],
-            dep_min=self.dep_min[:n], dep_max=self.dep_max[:n],
-            btu=self.billing.btu, new_rollover=self.billing.time_to_rollover(self.billing.anchor(now), now),
-            type_capacity=self.catalog.capacity, type_order=self._type_order, rate=self.marginal[:n],
-            occupancy=self.table.occupancy(n) if self.table is not None else None,
-        )
+        (free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min, arr_max, arr_sum, dep_min, dep_max,
+         rate), occupancy = self._slot_views()
+        billing = self.billing
+        rollover = billing.time_to_rollover(billing.anchor(now), now)
+        return Fleet(now, self.boot_time, free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min,
+                     arr_max, arr_sum, dep_min, dep_max, billing.btu, rollover, self.catalog.capacity, self._type_order,
+                     rate, occupancy)
+
+    def _slot_views(self) -> tuple[tuple[np.ndarray, ...], Occupancy | None]:
+        """Views of slots ``[0, n_slots)`` for :meth:`fleet`, kept while the slot count and the arrays stay."""
+        n, table = self.n_slots, self.table
+        key = (n, self.size, table.r.shape[1] if table is not None else 0)
+        if self._views is None or self._views[0] != key:
+            views = tuple(getattr(self, name)[:n] for name in _SNAPSHOT)
+            self._views = (key, views, table.occupancy(n) if table is not None else None)
+        return self._views[1], self._views[2]
 
     def _clear_stats(self, slot: int) -> None:
         for name in ("arr_min", "arr_max", "dep_min", "dep_max"):
