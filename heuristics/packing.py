@@ -14,10 +14,12 @@ more than the work it does; larger fleets over arrays. Both make the same choice
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import CallRoom, Occupancy, peaks
+from heuristics.occupancy import CallRoom, Occupancy, row_peak
 from heuristics.rules import JobOrder, ScalarState, VmRule
 
 #: Fleets of up to this many slots are packed over Python lists.
@@ -130,7 +132,8 @@ class _ExactRoom:
 
     As :class:`~heuristics.occupancy.CallRoom`: a VM whose jobs all run at the job's start and none
     of which has left by then has its free capacity as room; another, its capacity less
-    :func:`~heuristics.occupancy.peaks` of its jobs (the fleet's and this call's) over the run.
+    the peak of its jobs (the fleet's and this call's) over the run (:func:`~heuristics.occupancy.row_peak`,
+    the number :func:`~heuristics.occupancy.peaks` gives).
     """
 
     def __init__(self, occ: Occupancy, n: int) -> None:
@@ -151,12 +154,12 @@ class _ExactRoom:
         self.start_max[j] = max(self.start_max[j], start)
 
     def peak(self, j: int, s: float, e: float) -> float:
-        occ, k = self.occ, self.occ.r.shape[1]
+        occ = self.occ
         if j < self.n:
-            start, end, r = occ.start[j:j + 1], occ.end[j:j + 1], occ.r[j:j + 1]
+            start, end, r = occ.start[j].tolist(), occ.end[j].tolist(), occ.r[j].tolist()
         else:
-            start, end, r = np.full((1, k), -np.inf), np.full((1, k), np.inf), np.zeros((1, k))
-        if j in self.placed:
-            more = np.array(self.placed[j]).T[:, None, :]
-            start, end, r = np.hstack((start, more[0])), np.hstack((end, more[1])), np.hstack((r, more[2]))
-        return float(peaks(start, end, r, np.array([s]), np.array([e]))[0])
+            k = occ.r.shape[1]
+            start, end, r = [-math.inf] * k, [math.inf] * k, [0.0] * k
+        for a, b, x in self.placed.get(j, ()):
+            start.append(a), end.append(b), r.append(x)
+        return row_peak(start, end, r, s, e)

@@ -41,7 +41,7 @@ from broker.sim.kernel import Kernel, Ticker
 from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import peaks
+from heuristics.occupancy import row_peak
 from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
@@ -259,9 +259,8 @@ class CohWorld:
         t = self.pool.table
         if t is None:
             return False
-        row = slice(slot, slot + 1)
-        load = peaks(t.start[row], t.end[row], t.r[row], np.array([start]), np.array([end]))
-        return float(load[0]) <= float(self.pool.capacity[slot]) + 1e-9
+        load = row_peak(t.start[slot].tolist(), t.end[slot].tolist(), t.r[slot].tolist(), start, end)
+        return load <= float(self.pool.capacity[slot]) + 1e-9
 
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
         option, rate = self.reservations.acquire(vm_type, heavy=heavy)

@@ -1,0 +1,54 @@
+"""The room of one VM in Python (:func:`heuristics.occupancy.row_peak`) is the array rule's number to the last bit."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from heuristics.occupancy import peaks, row_peak, row_sum
+
+WIDTHS = [1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 129, 300]
+
+
+def _row(rng: np.random.Generator, k: int, fractional: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    used = rng.random(k) < rng.random()
+    start = np.where(used, rng.integers(0, 50, k) + fractional * rng.random(k), -np.inf)
+    end = np.where(used, start + rng.integers(1, 50, k) + fractional * rng.random(k), np.inf)
+    r = np.where(used, rng.random(k) * 100 if fractional else rng.integers(1, 10, k) * 10.0, 0.0)
+    return start, end, r
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from(WIDTHS), fractional=st.booleans(),
+       s=st.floats(-5, 60), length=st.floats(0.5, 40))
+def test_row_peak_is_peaks_of_one_row_to_the_last_bit(seed: int, k: int, fractional: bool, s: float,
+                                                      length: float) -> None:
+    start, end, r = _row(np.random.default_rng(seed), k, fractional)
+    want = float(peaks(start[None], end[None], r[None], np.array([s]), np.array([s + length]))[0])
+    assert row_peak(start.tolist(), end.tolist(), r.tolist(), s, s + length) == want
+
+
+def test_row_peak_on_rows_that_need_the_order_of_the_sum() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        k = int(rng.choice(WIDTHS))
+        start, end, r = _row(rng, k, True)
+        s = float(rng.integers(0, 60) + rng.random())
+        want = float(peaks(start[None], end[None], r[None], np.array([s]), np.array([s + 20.0]))[0])
+        assert row_peak(start.tolist(), end.tolist(), r.tolist(), s, s + 20.0) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.one_of(st.just(0.0), st.floats(0, 1e6)), min_size=1, max_size=300))
+def test_row_sum_is_numpys_sum(values: list[float]) -> None:
+    assert row_sum(values) == float(np.array(values)[None].sum(axis=1)[0])
+
+
+def test_row_peak_counts_only_what_overlaps_the_window() -> None:
+    inf = float("inf")
+    start, end, r = [0.0, 5.0, -inf, 12.0], [10.0, 8.0, inf, 20.0], [1.0, 2.0, 0.0, 4.0]
+    assert row_peak(start, end, r, 0.0, 4.0) == 1.0  # only the first job runs then
+    assert row_peak(start, end, r, 0.0, 6.0) == 3.0  # the second starts inside
+    assert row_peak(start, end, r, 10.0, 12.0) == 0.0  # the third starts at the window's end: not in it
+    assert row_peak(start, end, r, 9.0, 13.0) == 4.0
