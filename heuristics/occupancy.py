@@ -147,17 +147,25 @@ class IntervalTable:
             self._widen()
         col = heapq.heappop(self._free[slot])
         self.start[slot, col], self.end[slot, col], self.r[slot, col] = start, end, r
-        self.dep_min[slot] = min(self.dep_min[slot], end)
-        self.start_max[slot] = max(self.start_max[slot], start)
+        if end < self.dep_min[slot]:
+            self.dep_min[slot] = end
+        if start > self.start_max[slot]:
+            self.start_max[slot] = start
         self._where[job] = (slot, col)
 
     def remove(self, job: int) -> None:
-        """Job ``job`` left its slot."""
+        """Job ``job`` left its slot.
+
+        The slot's earliest end and latest start are looked for again only when the job held one of them.
+        """
         slot, col = self._where.pop(job)
         heapq.heappush(self._free[slot], col)
+        held_min, held_max = self.end[slot, col] == self.dep_min[slot], self.start[slot, col] == self.start_max[slot]
         self.start[slot, col], self.end[slot, col], self.r[slot, col] = -np.inf, np.inf, 0.0
-        self.dep_min[slot] = min(self.end[slot].tolist())  # Python's min of a short row beats NumPy's call
-        self.start_max[slot] = max(self.start[slot].tolist())
+        if held_min:
+            self.dep_min[slot] = min(self.end[slot].tolist())  # Python's min of a short row beats NumPy's call
+        if held_max:
+            self.start_max[slot] = max(self.start[slot].tolist())
 
     def _widen(self) -> None:
         size, width = self.r.shape
