@@ -90,20 +90,22 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
     free, ready, capacity = fleet.free.tolist(), fleet.ready_at.tolist(), fleet.capacity.tolist()
     slots = [j for j, t in enumerate(fleet.vm_type.tolist()) if t >= 0]
     occ = fleet.occupancy
-    exact_when = _ExactRoom(occ, n) if occ is not None else None
-    by_room = vm_rule.kind == "free"
+    exact = _ExactRoom(occ, n) if occ is not None else None
+    every = vm_rule.kind == "free"  # SM and LM rank by the room itself: every VM's is needed, not only a full one's
     targets: list[int] = []
     new_types: list[int] = []
     booted = now + fleet.boot_time
     r, arrival, runtime = batch.r.tolist(), batch.arrival.tolist(), batch.runtime.tolist()
     for i in order.tolist():
-        a, need = max(arrival[i], now), r[i]
+        need, arrived = r[i], arrival[i]
+        a = now if now > arrived else arrived  # max(arrival, now), as max() picks among equals
         fits = []
         for j in slots:
-            s = max(ready[j], a)
             room = free[j]
-            if exact_when is not None and (by_room or room < need) and exact_when.needed(j, s):
-                room = capacity[j] - exact_when.peak(j, s, s + runtime[i])
+            if exact is not None and (every or room < need):
+                s = a if a > ready[j] else ready[j]
+                if exact.dep_min[j] <= s or exact.start_max[j] > s:
+                    room = capacity[j] - exact.peak(j, s, s + runtime[i])
             if room >= need:
                 fits.append((j, room))
         j = state.choose(fits, rng)
@@ -115,20 +117,20 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
             c = float(fleet.type_capacity[k])
             free.append(c), ready.append(booted), capacity.append(c)
             state.opened()
-            if exact_when is not None:
-                exact_when.opened()
+            if exact is not None:
+                exact.opened()
         free[j] -= need
-        start = max(arrival[i], now, ready[j])
-        if exact_when is not None:
-            exact_when.add(j, start, start + runtime[i], need)
-        state.placed(j, arrival[i], start + runtime[i])
+        start = max(arrived, now, ready[j])
+        if exact is not None:
+            exact.add(j, start, start + runtime[i], need)
+        state.placed(j, arrived, start + runtime[i])
         targets.append(j)
     return Plan(jobs=order, targets=np.array(targets, dtype=np.int64), new_types=np.array(new_types, dtype=np.int64),
                 n_slots=n)
 
 
 class _ExactRoom:
-    """The interval rule in :func:`_pack_small`: which VMs need their room over the job's run, and that room.
+    """The interval rule in :func:`_pack_small`: each VM's earliest end and latest start, and its room over a run.
 
     As :class:`~heuristics.occupancy.CallRoom`: a VM whose jobs all run at the job's start and none
     of which has left by then has its free capacity as room; another, its capacity less
@@ -140,9 +142,6 @@ class _ExactRoom:
         self.occ, self.n = occ, n
         self.dep_min, self.start_max = occ.dep_min.tolist(), occ.start_max.tolist()
         self.placed: dict[int, list[tuple[float, float, float]]] = {}
-
-    def needed(self, j: int, s: float) -> bool:
-        return self.dep_min[j] <= s or self.start_max[j] > s
 
     def opened(self) -> None:
         self.dep_min.append(np.inf)
