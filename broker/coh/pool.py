@@ -5,7 +5,9 @@ none, until it is *released*; its slot is then reused by a later VM (always the 
 and free slots at the end are dropped, so that a snapshot is as long as the fleet's highest slot.
 Arrays make a fleet snapshot for the heuristics a handful of slices; per-slot job sets keep the
 statistics of hosted jobs (arrival / departure min, max, mean), refreshed lazily for the slots a
-departure touched.
+departure touched. Each slot array is a NumPy view of an :class:`array.array` column (:attr:`Pool.col`)
+over the same memory: the engine reads and writes single slots through the columns, at the speed of
+a Python list, and the snapshots see every write without a copy.
 Every released VM is closed in the instance ledger (:class:`broker.sim.ledger.Ledger`).
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import copy
 import heapq
+from array import array
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -43,6 +47,30 @@ def _in_order(values: list[float]) -> float:
     return total
 
 
+class Columns:
+    """The :class:`array.array` column behind each slot array of a :class:`Pool`, by the array's name."""
+
+    free: array[float]
+    capacity: array[float]
+    boot_start: array[float]
+    ready_at: array[float]
+    anchor: array[float]
+    last_departure: array[float]
+    busy: array[float]
+    arr_min: array[float]
+    arr_max: array[float]
+    arr_sum: array[float]
+    dep_min: array[float]
+    dep_max: array[float]
+    rate: array[float]
+    marginal: array[float]
+    vm_id: array[int]
+    vm_type: array[int]
+    n_jobs: array[int]
+    hosted: array[int]
+    option: array[int]
+
+
 class Pool:
     """Slot arrays of the VMs currently leased, and the ledger of the released ones."""
 
@@ -69,6 +97,7 @@ class Pool:
     def __init__(self, catalog: Catalog, billing: Billing, boot_time: float, *, intervals: bool = True) -> None:
         self.catalog, self.billing, self.boot_time = catalog, billing, boot_time
         self.size = 0
+        self.col = Columns()
         self.n_slots = 0
         self.next_id = 0
         self._spare: list[int] = []
@@ -83,19 +112,23 @@ class Pool:
 
     def _grow(self, size: int) -> None:
         for name in _FLOAT_FIELDS:
-            self._resize(name, size, np.float64, -1.0 if name == "free" else np.nan)
+            self._resize(name, size, "d", -1.0 if name == "free" else np.nan)
         for name in _INT_FIELDS:
-            self._resize(name, size, np.int64, -1 if name in ("vm_id", "vm_type") else 0)
+            self._resize(name, size, "q", -1 if name in ("vm_id", "vm_type") else 0)
         self.members.extend(set() for _ in range(size - self.size))
         if self.table is not None:
             self.table.grow(size)
         self.size = size
 
-    def _resize(self, name: str, size: int, dtype: type, fill: float) -> None:
-        new: np.ndarray = np.full(size, fill, dtype=dtype)
-        if self.size:
-            new[: self.size] = getattr(self, name)
-        setattr(self, name, new)
+    def _resize(self, name: str, size: int, code: str, fill: float) -> None:
+        column: array[float] = array(code, getattr(self.col, name)) if self.size else array(code)
+        column.extend(array(code, [fill]) * (size - len(column)))
+        self._set_column(name, column)
+
+    def _set_column(self, name: str, column: array[float]) -> None:
+        """``column`` behind slot array ``name``: the array becomes a view of it."""
+        setattr(self.col, name, column)
+        setattr(self, name, np.frombuffer(column, dtype=column.typecode))
 
     @property
     def alive(self) -> np.ndarray:
@@ -148,24 +181,26 @@ class Pool:
         """
         if self.table is not None:
             self.table.add(slot, job, departure - runtime if start is None else start, departure, r)
-        self.free[slot] -= r
+        col = self.col
+        col.free[slot] -= r
         self.members[slot].add(job)
-        n = int(self.n_jobs[slot])
-        self.n_jobs[slot] = n + 1
-        self.hosted[slot] += 1
-        self.busy[slot] += r * runtime
-        if departure > self.last_departure[slot]:
-            self.last_departure[slot] = departure
+        n = col.n_jobs[slot]
+        col.n_jobs[slot] = n + 1
+        col.hosted[slot] += 1
+        col.busy[slot] += r * runtime
+        if departure > col.last_departure[slot]:
+            col.last_departure[slot] = departure
         if slot not in self.dirty:
             self._include(slot, n, arrival, departure)
 
     def remove(self, slot: int, job: int, r: float) -> None:
         """A job left ``slot``: free its capacity."""
-        self.free[slot] += r
+        col = self.col
+        col.free[slot] += r
         self.members[slot].discard(job)
         if self.table is not None:
             self.table.remove(job)
-        self.n_jobs[slot] -= 1
+        col.n_jobs[slot] -= 1
         self.dirty.add(slot)
 
     def release(self, slot: int, now: float) -> InstanceRecord:
@@ -199,15 +234,17 @@ class Pool:
     def copy(self) -> Pool:
         """An independent copy of the slots and the ledger (the catalog and billing are shared)."""
         twin = copy.copy(self)
+        twin.col = Columns()
         for name in (*_FLOAT_FIELDS, *_INT_FIELDS):
-            setattr(twin, name, getattr(self, name).copy())
+            column = getattr(self.col, name)
+            twin._set_column(name, array(column.typecode, column))
         twin.members = [set(m) for m in self.members]
         twin.dirty, twin._spare, twin.ledger = set(self.dirty), list(self._spare), self.ledger.copy()
         twin.table = self.table.copy() if self.table is not None else None
         twin._views = None
         return twin
 
-    def fleet(self, now: float, *, stats: bool, arrival: np.ndarray, departure: np.ndarray) -> Fleet:
+    def fleet(self, now: float, *, stats: bool, arrival: Sequence[float], departure: Sequence[float]) -> Fleet:
         """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first.
 
         Under the interval capacity rule the snapshot carries the hosted jobs' intervals
@@ -234,34 +271,31 @@ class Pool:
         return self._views[1], self._views[2]
 
     def _clear_stats(self, slot: int) -> None:
-        for name in ("arr_min", "arr_max", "dep_min", "dep_max"):
-            getattr(self, name)[slot] = np.nan
-        self.arr_sum[slot] = 0.0
+        col = self.col
+        col.arr_min[slot] = col.arr_max[slot] = col.dep_min[slot] = col.dep_max[slot] = np.nan
+        col.arr_sum[slot] = 0.0
 
     def _include(self, slot: int, n: int, arrival: float, departure: float) -> None:
+        col = self.col
         if n == 0:
-            self.arr_min[slot] = self.arr_max[slot] = arrival
-            self.dep_min[slot] = self.dep_max[slot] = departure
-            self.arr_sum[slot] = arrival
+            col.arr_min[slot] = col.arr_max[slot] = col.arr_sum[slot] = arrival
+            col.dep_min[slot] = col.dep_max[slot] = departure
             return
-        self.arr_min[slot] = min(self.arr_min[slot], arrival)
-        self.arr_max[slot] = max(self.arr_max[slot], arrival)
-        self.dep_min[slot] = min(self.dep_min[slot], departure)
-        self.dep_max[slot] = max(self.dep_max[slot], departure)
-        self.arr_sum[slot] += arrival
+        col.arr_min[slot] = min(col.arr_min[slot], arrival)
+        col.arr_max[slot] = max(col.arr_max[slot], arrival)
+        col.dep_min[slot] = min(col.dep_min[slot], departure)
+        col.dep_max[slot] = max(col.dep_max[slot], departure)
+        col.arr_sum[slot] += arrival
 
-    def _refresh(self, arrival: np.ndarray, departure: np.ndarray) -> None:
+    def _refresh(self, arrival: Sequence[float], departure: Sequence[float]) -> None:
+        col = self.col
         for slot in self.dirty:
             members = list(self.members[slot])
             if not members:
                 self._clear_stats(slot)
                 continue
-            if len(members) <= _FEW:
-                a, d = [float(arrival[i]) for i in members], [float(departure[i]) for i in members]
-                total = _in_order(a)
-            else:
-                a_, d_ = arrival[members], departure[members]
-                a, d, total = a_.tolist(), d_.tolist(), float(a_.sum())
-            self.arr_min[slot], self.arr_max[slot], self.arr_sum[slot] = min(a), max(a), total
-            self.dep_min[slot], self.dep_max[slot] = min(d), max(d)
+            a, d = [arrival[i] for i in members], [departure[i] for i in members]
+            total = _in_order(a) if len(a) <= _FEW else float(np.array(a).sum())  # NumPy's sum, to the last bit
+            col.arr_min[slot], col.arr_max[slot], col.arr_sum[slot] = min(a), max(a), total
+            col.dep_min[slot], col.dep_max[slot] = min(d), max(d)
         self.dirty.clear()

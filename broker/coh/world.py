@@ -109,10 +109,11 @@ class CohWorld:
         self.job_vm = np.full(n, -1, dtype=np.int64)
         self.job_start = np.full(n, np.nan)
         self.job_end = np.full(n, np.nan)
+        self._end = [math.nan] * n  # job_end as a list, for the statistics the snapshot refreshes
         self._next_new = 0
         self._waiting: list[int] = []
         self._pending: np.ndarray | None = None
-        self._contiguous = True
+        self._contiguous: tuple[int, int] | None = None  # the span of a batch of fresh jobs only
         self.ticks = self.departed = 0
         self.began = math.inf
         self._handlers = (self._depart, self._tick, self._deadline)
@@ -127,7 +128,7 @@ class CohWorld:
 
     def fleet(self, *, stats: bool) -> Fleet:
         """The leased VMs now (:meth:`broker.coh.pool.Pool.fleet`), their jobs' intervals under the interval rule."""
-        return self.pool.fleet(self.now, stats=stats, arrival=self.jobs.arrival, departure=self.job_end)
+        return self.pool.fleet(self.kernel.now, stats=stats, arrival=self._arrival, departure=self._end)
 
     def vm_idle(self, slot: int) -> bool:
         """Whether the VM in ``slot`` hosts no job."""
@@ -160,8 +161,8 @@ class CohWorld:
             index = self._pending
             assert index is not None
             j = self.jobs
-            if self._contiguous:  # the jobs after the last ones handed over: views, not copies
-                lo, hi = int(index[0]), int(index[-1]) + 1
+            if self._contiguous is not None:  # the jobs after the last ones handed over: views, not copies
+                lo, hi = self._contiguous
                 batch = Batch(index, j.arrival[lo:hi], j.runtime[lo:hi], j.r[lo:hi], j.user[lo:hi])
             else:
                 batch = batch_of(index, j.arrival, j.runtime, j.r, j.user)
@@ -188,6 +189,7 @@ class CohWorld:
         twin.pool, twin.reservations = self.pool.copy(), self.reservations.copy()
         for name in ("job_slot", "job_vm", "job_start", "job_end"):
             setattr(twin, name, getattr(self, name).copy())
+        twin._end = list(self._end)
         twin._waiting = list(self._waiting)
         twin._handlers = (twin._depart, twin._tick, twin._deadline)
         if self._validator is not None:
@@ -216,7 +218,7 @@ class CohWorld:
         end = bisect_right(self._arrival, now + self.lookahead, lo=self._next_new)
         fresh = np.arange(self._next_new, end, dtype=np.int64)
         index = np.concatenate((np.array(self._waiting, dtype=np.int64), fresh)) if self._waiting else fresh
-        self._contiguous = not self._waiting
+        self._contiguous = None if self._waiting else (self._next_new, end)
         self._next_new = end
         if len(index):
             self._pending = index
@@ -240,16 +242,18 @@ class CohWorld:
         for p, t in zip(plan.jobs.tolist(), plan.targets.tolist(), strict=True):
             i = index[p]
             slot = t if t < n else slots[t - n]
-            if self.job_slot[i] >= 0 or pool.vm_id[slot] < 0:
+            vm = int(pool.vm_id[slot])
+            if self.job_slot[i] >= 0 or vm < 0:
                 raise RuntimeError(f"policy {by}: job {self.jobs.job_id[i]} placed twice "
                                    f"or on a released VM (slot {slot}) at t={now}")
             start = max(self._arrival[i], now, float(pool.ready_at[slot]))
             end = start + self._runtime[i]
             self.job_start[i], self.job_end[i] = start, end
+            self._end[i] = end
             pool.add(slot, i, self._r[i], self._arrival[i], end, self._runtime[i], start=start)
             if pool.free[slot] < -1e-9 and not self._room_over(slot, start, end):
-                raise RuntimeError(f"policy {by}: VM {pool.vm_id[slot]} over capacity at t={now}")
-            self.job_slot[i], self.job_vm[i] = slot, pool.vm_id[slot]
+                raise RuntimeError(f"policy {by}: VM {vm} over capacity at t={now}")
+            self.job_slot[i], self.job_vm[i] = slot, vm
             self.kernel.schedule(end, DEPARTURE, i)
             placed.add(i)
         return placed
