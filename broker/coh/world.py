@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import math
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 
@@ -46,6 +47,9 @@ from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
 DEPARTURE, TICK, DEADLINE = 0, 1, 2
+#: The per-job arrays of a run (name, array.array type code, initial value): NumPy views of array.array
+#: columns, read and written one job at a time at list speed (as :class:`broker.coh.pool.Pool`'s slots).
+_JOB_COLUMNS = (("job_slot", "q", -1), ("job_vm", "q", -1), ("job_start", "d", math.nan), ("job_end", "d", math.nan))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,12 @@ class CohWorld:
         The reservations bought (CoH-R); by default every VM is on demand.
     """
 
+    #: Per job (by position in ``jobs``): the slot and the VM it was placed on (-1: not yet), its start and end (s).
+    job_slot: np.ndarray
+    job_vm: np.ndarray
+    job_start: np.ndarray
+    job_end: np.ndarray
+
     def __init__(self, jobs: JobTable, catalog: Catalog, config: EngineConfig, *, lookahead: float,
                  recorder: Recorder | None = None, reservations: ReservedCapacity | None = None) -> None:
         _check_fits(jobs, catalog)
@@ -105,11 +115,9 @@ class CohWorld:
         self.ticker = Ticker(self.kernel, TICK, config.tick)
         n = len(jobs)
         self._arrival, self._runtime, self._r = jobs.arrival.tolist(), jobs.runtime.tolist(), jobs.r.tolist()
-        self.job_slot = np.full(n, -1, dtype=np.int64)
-        self.job_vm = np.full(n, -1, dtype=np.int64)
-        self.job_start = np.full(n, np.nan)
-        self.job_end = np.full(n, np.nan)
-        self._end = [math.nan] * n  # job_end as a list, for the statistics the snapshot refreshes
+        self._job_col: dict[str, array[float]] = {}
+        for name, code, fill in _JOB_COLUMNS:
+            self._job_column(name, array(code, [fill]) * n)
         self._next_new = 0
         self._waiting: list[int] = []
         self._pending: np.ndarray | None = None
@@ -128,11 +136,11 @@ class CohWorld:
 
     def fleet(self, *, stats: bool) -> Fleet:
         """The leased VMs now (:meth:`broker.coh.pool.Pool.fleet`), their jobs' intervals under the interval rule."""
-        return self.pool.fleet(self.kernel.now, stats=stats, arrival=self._arrival, departure=self._end)
+        return self.pool.fleet(self.kernel.now, stats=stats, arrival=self._arrival, departure=self._job_col["job_end"])
 
     def vm_idle(self, slot: int) -> bool:
         """Whether the VM in ``slot`` hosts no job."""
-        return int(self.pool.n_jobs[slot]) == 0
+        return self.pool.col.n_jobs[slot] == 0
 
     @property
     def handed(self) -> int:
@@ -187,9 +195,9 @@ class CohWorld:
         twin.kernel = self.kernel.copy()
         twin.ticker = self.ticker.copy(twin.kernel)
         twin.pool, twin.reservations = self.pool.copy(), self.reservations.copy()
-        for name in ("job_slot", "job_vm", "job_start", "job_end"):
-            setattr(twin, name, getattr(self, name).copy())
-        twin._end = list(self._end)
+        twin._job_col = {}
+        for name, code, _ in _JOB_COLUMNS:
+            twin._job_column(name, array(code, self._job_col[name]))
         twin._waiting = list(self._waiting)
         twin._handlers = (twin._depart, twin._tick, twin._deadline)
         if self._validator is not None:
@@ -237,26 +245,31 @@ class CohWorld:
             raise RuntimeError(f"policy {by}: plan built on {plan.n_slots} slots, the pool has "
                                f"{self.pool.n_slots} (plans must come from this tick's fleet)")
         slots = [self._start_vm(k, now) for k in plan.new_types.tolist()] if len(plan.new_types) else []
-        n, pool = plan.n_slots, self.pool
+        n, pool, col = plan.n_slots, self.pool, self.pool.col
+        job_slot, job_vm, job_start, job_end = (self._job_col[name] for name, _, _ in _JOB_COLUMNS)
         placed: set[int] = set()
         for p, t in zip(plan.jobs.tolist(), plan.targets.tolist(), strict=True):
             i = index[p]
             slot = t if t < n else slots[t - n]
-            vm = int(pool.vm_id[slot])
-            if self.job_slot[i] >= 0 or vm < 0:
+            vm = col.vm_id[slot]
+            if job_slot[i] >= 0 or vm < 0:
                 raise RuntimeError(f"policy {by}: job {self.jobs.job_id[i]} placed twice "
                                    f"or on a released VM (slot {slot}) at t={now}")
-            start = max(self._arrival[i], now, float(pool.ready_at[slot]))
+            start = max(self._arrival[i], now, col.ready_at[slot])
             end = start + self._runtime[i]
-            self.job_start[i], self.job_end[i] = start, end
-            self._end[i] = end
+            job_start[i], job_end[i] = start, end
             pool.add(slot, i, self._r[i], self._arrival[i], end, self._runtime[i], start=start)
-            if pool.free[slot] < -1e-9 and not self._room_over(slot, start, end):
+            if col.free[slot] < -1e-9 and not self._room_over(slot, start, end):
                 raise RuntimeError(f"policy {by}: VM {vm} over capacity at t={now}")
-            self.job_slot[i], self.job_vm[i] = slot, vm
+            job_slot[i], job_vm[i] = slot, vm
             self.kernel.schedule(end, DEPARTURE, i)
             placed.add(i)
         return placed
+
+    def _job_column(self, name: str, column: array[float]) -> None:
+        """``column`` behind the per-job array ``name`` (:data:`_JOB_COLUMNS`)."""
+        self._job_col[name] = column
+        setattr(self, name, np.frombuffer(column, dtype=column.typecode))
 
     def _room_over(self, slot: int, start: float, end: float) -> bool:
         """Under the interval rule, whether the jobs on ``slot`` stay within its capacity over ``[start, end)``."""
@@ -269,12 +282,12 @@ class CohWorld:
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
         option, rate = self.reservations.acquire(vm_type, heavy=heavy)
         slot = self.pool.start(vm_type, now, option=option, rate=rate, booted=heavy)
-        deadline = self.billing.deadline(float(self.pool.anchor[slot]), now)
-        self.kernel.schedule(deadline, DEADLINE, (slot, int(self.pool.vm_id[slot])))
+        col = self.pool.col
+        self.kernel.schedule(self.billing.deadline(col.anchor[slot], now), DEADLINE, (slot, col.vm_id[slot]))
         return slot
 
     def _depart(self, now: float, job: int) -> None:
-        self.pool.remove(int(self.job_slot[job]), job, self._r[job])
+        self.pool.remove(int(self._job_col["job_slot"][job]), job, self._r[job])
         self.departed += 1
         if self.departed % self.recorder.every == 0 or self.departed == len(self._arrival):
             self.recorder.progress(self.departed, len(self._arrival))
@@ -283,12 +296,12 @@ class CohWorld:
 
     def _deadline(self, now: float, payload: tuple[int, int]) -> None:
         slot, vm_id = payload
-        pool = self.pool
-        if pool.vm_id[slot] != vm_id:
+        pool, col = self.pool, self.pool.col
+        if col.vm_id[slot] != vm_id:
             return
-        option = int(pool.option[slot])
-        if pool.n_jobs[slot] == 0 and (self._draining() or not self.reservations.always_on(option)):
-            vm_type = int(pool.vm_type[slot])
+        option = col.option[slot]
+        if col.n_jobs[slot] == 0 and (self._draining() or not self.reservations.always_on(option)):
+            vm_type = col.vm_type[slot]
             record = pool.release(slot, now)
             self.reservations.release(vm_type, option)
             if self._validator is not None:
