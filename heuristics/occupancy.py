@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +29,8 @@ import numpy as np
 CapacityRule = Literal["interval", "tick"]
 #: The capacity rules: a job's requirement held over its own interval, or from its decision tick.
 CAPACITY_RULES: tuple[str, ...] = ("interval", "tick")
+#: The arrays of an :class:`IntervalTable`.
+_TABLE_ARRAYS = ("start", "end", "r", "dep_min", "start_max")
 
 
 def peaks(start: np.ndarray, end: np.ndarray, r: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -118,27 +121,40 @@ class IntervalTable:
 
     An unused entry is ``(start, end, r) = (-inf, inf, 0)``: it holds nothing at any instant, never
     starts inside a window, and leaves a row's earliest end (``dep_min``, ``inf`` for an empty row)
-    and latest start (``start_max``, ``-inf``) to the real entries.
+    and latest start (``start_max``, ``-inf``) to the real entries. Each array is a NumPy view of an
+    :class:`array.array` column (flat, row after row) that :meth:`add` and :meth:`remove` write one
+    entry at a time at the speed of a Python list.
     """
 
+    start: np.ndarray
+    end: np.ndarray
+    r: np.ndarray
+    dep_min: np.ndarray
+    start_max: np.ndarray
+
     def __init__(self, size: int, width: int = 8) -> None:
-        self.start = np.full((size, width), -np.inf)
-        self.end = np.full((size, width), np.inf)
-        self.r = np.zeros((size, width))
-        self.dep_min = np.full(size, np.inf)
-        self.start_max = np.full(size, -np.inf)
+        self._col: dict[str, array[float]] = {}
+        self._width = width
+        self._adopt(np.full((size, width), -np.inf), np.full((size, width), np.inf), np.zeros((size, width)),
+                    np.full(size, np.inf), np.full(size, -np.inf))
         self._where: dict[int, tuple[int, int]] = {}
         self._free = [list(range(width)) for _ in range(size)]  # unused columns of each row, as heaps
 
+    def _adopt(self, *arrays: np.ndarray) -> None:
+        """Copies of ``arrays`` (start, end, r, dep_min, start_max) become the columns and their views."""
+        for name, values in zip(_TABLE_ARRAYS, arrays, strict=True):
+            column = array("d")
+            column.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+            self._col[name] = column
+            setattr(self, name, np.frombuffer(column, dtype=np.float64).reshape(values.shape))
+
     def grow(self, size: int) -> None:
         """Room for ``size`` slots."""
-        more = size - len(self.r)
-        width = self.r.shape[1]
-        self.start = np.vstack((self.start, np.full((more, width), -np.inf)))
-        self.end = np.vstack((self.end, np.full((more, width), np.inf)))
-        self.r = np.vstack((self.r, np.zeros((more, width))))
-        self.dep_min = np.concatenate((self.dep_min, np.full(more, np.inf)))
-        self.start_max = np.concatenate((self.start_max, np.full(more, -np.inf)))
+        more, width = size - len(self.r), self._width
+        self._adopt(np.vstack((self.start, np.full((more, width), -np.inf))),
+                    np.vstack((self.end, np.full((more, width), np.inf))), np.vstack((self.r, np.zeros((more, width)))),
+                    np.concatenate((self.dep_min, np.full(more, np.inf))),
+                    np.concatenate((self.start_max, np.full(more, -np.inf))))
         self._free.extend(list(range(width)) for _ in range(more))
 
     def add(self, slot: int, job: int, start: float, end: float, r: float) -> None:
@@ -146,11 +162,12 @@ class IntervalTable:
         if not self._free[slot]:
             self._widen()
         col = heapq.heappop(self._free[slot])
-        self.start[slot, col], self.end[slot, col], self.r[slot, col] = start, end, r
-        if end < self.dep_min[slot]:
-            self.dep_min[slot] = end
-        if start > self.start_max[slot]:
-            self.start_max[slot] = start
+        c, k = self._col, slot * self._width + col
+        c["start"][k], c["end"][k], c["r"][k] = start, end, r
+        if end < c["dep_min"][slot]:
+            c["dep_min"][slot] = end
+        if start > c["start_max"][slot]:
+            c["start_max"][slot] = start
         self._where[job] = (slot, col)
 
     def remove(self, job: int) -> None:
@@ -160,26 +177,28 @@ class IntervalTable:
         """
         slot, col = self._where.pop(job)
         heapq.heappush(self._free[slot], col)
-        held_min, held_max = self.end[slot, col] == self.dep_min[slot], self.start[slot, col] == self.start_max[slot]
-        self.start[slot, col], self.end[slot, col], self.r[slot, col] = -np.inf, np.inf, 0.0
+        c, w = self._col, self._width
+        starts, ends, k = c["start"], c["end"], slot * w + col
+        held_min, held_max = ends[k] == c["dep_min"][slot], starts[k] == c["start_max"][slot]
+        starts[k], ends[k], c["r"][k] = -math.inf, math.inf, 0.0
         if held_min:
-            self.dep_min[slot] = min(self.end[slot].tolist())  # Python's min of a short row beats NumPy's call
+            c["dep_min"][slot] = min(ends[slot * w:(slot + 1) * w])
         if held_max:
-            self.start_max[slot] = max(self.start[slot].tolist())
+            c["start_max"][slot] = max(starts[slot * w:(slot + 1) * w])
 
     def _widen(self) -> None:
         size, width = self.r.shape
-        self.start = np.hstack((self.start, np.full((size, width), -np.inf)))
-        self.end = np.hstack((self.end, np.full((size, width), np.inf)))
-        self.r = np.hstack((self.r, np.zeros((size, width))))
+        self._adopt(np.hstack((self.start, np.full((size, width), -np.inf))),
+                    np.hstack((self.end, np.full((size, width), np.inf))), np.hstack((self.r, np.zeros((size, width)))),
+                    self.dep_min, self.start_max)
+        self._width = 2 * width
         for free in self._free:
             free.extend(range(width, 2 * width))
 
     def copy(self) -> IntervalTable:
         """An independent copy."""
-        twin = IntervalTable(0, 1)
-        for name in ("start", "end", "r", "dep_min", "start_max"):
-            setattr(twin, name, getattr(self, name).copy())
+        twin = IntervalTable(0, self._width)
+        twin._adopt(self.start, self.end, self.r, self.dep_min, self.start_max)
         twin._where = dict(self._where)
         twin._free = [list(free) for free in self._free]
         return twin
