@@ -25,6 +25,8 @@ from heuristics.rules import JobOrder, ScalarState, VmRule
 #: Fleets of up to this many slots are packed over Python lists.
 SMALL_FLEET = 48
 _FIRST = np.zeros(1, dtype=np.int64)
+_NONE = np.zeros(0, dtype=np.int64)
+_FIRST.flags.writeable = _NONE.flags.writeable = False  # shared by every plan that uses them
 
 
 def pack(batch: Batch, fleet: Fleet, job_order: JobOrder, vm_rule: VmRule, *, rng: np.random.Generator) -> Plan:
@@ -125,8 +127,8 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
             exact.add(j, start, start + runtime[i], need)
         state.placed(j, arrived, start + runtime[i])
         targets.append(j)
-    return Plan(jobs=order, targets=np.array(targets, dtype=np.int64), new_types=np.array(new_types, dtype=np.int64),
-                n_slots=n)
+    return Plan(jobs=order, targets=np.array(targets, dtype=np.int64),
+                new_types=np.array(new_types, dtype=np.int64) if new_types else _NONE, n_slots=n)
 
 
 class _ExactRoom:

@@ -47,9 +47,6 @@ from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
 DEPARTURE, TICK, DEADLINE = 0, 1, 2
-#: The per-job arrays of a run (name, array.array type code, initial value): NumPy views of array.array
-#: columns, read and written one job at a time at list speed (as :class:`broker.coh.pool.Pool`'s slots).
-_JOB_COLUMNS = (("job_slot", "q", -1), ("job_vm", "q", -1), ("job_start", "d", math.nan), ("job_end", "d", math.nan))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +112,8 @@ class CohWorld:
         self.ticker = Ticker(self.kernel, TICK, config.tick)
         n = len(jobs)
         self._arrival, self._runtime, self._r = jobs.arrival.tolist(), jobs.runtime.tolist(), jobs.r.tolist()
-        self._job_col: dict[str, array[float]] = {}
-        for name, code, fill in _JOB_COLUMNS:
-            self._job_column(name, array(code, [fill]) * n)
+        self._job_columns(array("q", [-1]) * n, array("q", [-1]) * n, array("d", [math.nan]) * n,
+                          array("d", [math.nan]) * n)
         self._next_new = 0
         self._waiting: list[int] = []
         self._pending: np.ndarray | None = None
@@ -136,7 +132,7 @@ class CohWorld:
 
     def fleet(self, *, stats: bool) -> Fleet:
         """The leased VMs now (:meth:`broker.coh.pool.Pool.fleet`), their jobs' intervals under the interval rule."""
-        return self.pool.fleet(self.kernel.now, stats=stats, arrival=self._arrival, departure=self._job_col["job_end"])
+        return self.pool.fleet(self.kernel.now, stats=stats, arrival=self._arrival, departure=self._cols[3])
 
     def vm_idle(self, slot: int) -> bool:
         """Whether the VM in ``slot`` hosts no job."""
@@ -195,9 +191,8 @@ class CohWorld:
         twin.kernel = self.kernel.copy()
         twin.ticker = self.ticker.copy(twin.kernel)
         twin.pool, twin.reservations = self.pool.copy(), self.reservations.copy()
-        twin._job_col = {}
-        for name, code, _ in _JOB_COLUMNS:
-            twin._job_column(name, array(code, self._job_col[name]))
+        slot, vm, start, end = self._cols
+        twin._job_columns(array("q", slot), array("q", vm), array("d", start), array("d", end))
         twin._waiting = list(self._waiting)
         twin._handlers = (twin._depart, twin._tick, twin._deadline)
         if self._validator is not None:
@@ -246,7 +241,7 @@ class CohWorld:
                                f"{self.pool.n_slots} (plans must come from this tick's fleet)")
         slots = [self._start_vm(k, now) for k in plan.new_types.tolist()] if len(plan.new_types) else []
         n, pool, col = plan.n_slots, self.pool, self.pool.col
-        job_slot, job_vm, job_start, job_end = (self._job_col[name] for name, _, _ in _JOB_COLUMNS)
+        job_slot, job_vm, job_start, job_end = self._cols
         placed: set[int] = set()
         for p, t in zip(plan.jobs.tolist(), plan.targets.tolist(), strict=True):
             i = index[p]
@@ -266,10 +261,15 @@ class CohWorld:
             placed.add(i)
         return placed
 
-    def _job_column(self, name: str, column: array[float]) -> None:
-        """``column`` behind the per-job array ``name`` (:data:`_JOB_COLUMNS`)."""
-        self._job_col[name] = column
-        setattr(self, name, np.frombuffer(column, dtype=column.typecode))
+    def _job_columns(self, slot: array[int], vm: array[int], start: array[float], end: array[float]) -> None:
+        """The columns behind the per-job arrays: each array becomes a NumPy view of its column.
+
+        The engine reads and writes one job at a time through the columns, at the speed of a Python
+        list, and the arrays see every write (as :class:`broker.coh.pool.Pool`'s slot arrays).
+        """
+        self._cols = (slot, vm, start, end)
+        self.job_slot, self.job_vm = np.frombuffer(slot, dtype=np.int64), np.frombuffer(vm, dtype=np.int64)
+        self.job_start, self.job_end = np.frombuffer(start, dtype=np.float64), np.frombuffer(end, dtype=np.float64)
 
     def _room_over(self, slot: int, start: float, end: float) -> bool:
         """Under the interval rule, whether the jobs on ``slot`` stay within its capacity over ``[start, end)``."""
@@ -287,7 +287,7 @@ class CohWorld:
         return slot
 
     def _depart(self, now: float, job: int) -> None:
-        self.pool.remove(int(self._job_col["job_slot"][job]), job, self._r[job])
+        self.pool.remove(self._cols[0][job], job, self._r[job])
         self.departed += 1
         if self.departed % self.recorder.every == 0 or self.departed == len(self._arrival):
             self.recorder.progress(self.departed, len(self._arrival))
