@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristics.occupancy import peaks, row_peak, row_sum
+from heuristics.occupancy import IntervalTable, peaks, row_peak, row_sum
 
 WIDTHS = [1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 129, 300]
 
@@ -52,3 +52,39 @@ def test_row_peak_counts_only_what_overlaps_the_window() -> None:
     assert row_peak(start, end, r, 0.0, 6.0) == 3.0  # the second starts inside
     assert row_peak(start, end, r, 10.0, 12.0) == 0.0  # the third starts at the window's end: not in it
     assert row_peak(start, end, r, 9.0, 13.0) == 4.0
+
+
+def test_the_table_keeps_each_slots_earliest_end_and_latest_start_through_adds_removes_and_widening() -> None:
+    rng = np.random.default_rng(5)
+    table = IntervalTable(3)
+    hosted: dict[int, tuple[int, float, float, float]] = {}
+    for job in range(600):
+        if hosted and rng.random() < 0.45:
+            gone = int(rng.choice(list(hosted)))
+            table.remove(gone)
+            del hosted[gone]
+        else:
+            slot, start = int(rng.integers(3)), float(rng.integers(0, 100))
+            hosted[job] = (slot, start, start + float(rng.integers(1, 50)), float(rng.integers(1, 9)))
+            table.add(slot, job, *hosted[job][1:])
+        for slot in range(3):
+            mine = [v for v in hosted.values() if v[0] == slot]
+            assert table.dep_min[slot] == min((v[2] for v in mine), default=np.inf)
+            assert table.start_max[slot] == max((v[1] for v in mine), default=-np.inf)
+            assert sorted(table.r[slot][table.end[slot] != np.inf].tolist()) == sorted(v[3] for v in mine)
+    assert table.r.shape[1] > 8  # some slot held more than the first width
+
+
+def test_the_tables_arrays_see_its_writes_after_growing_and_a_copy_does_not() -> None:
+    table = IntervalTable(2)
+    table.add(1, 7, 5.0, 20.0, 3.0)
+    table.grow(4)
+    for job in range(10):  # widen row 3
+        table.add(3, 100 + job, float(job), 50.0, 1.0)
+    assert (table.start[1, 0], table.end[1, 0], table.r[1, 0], table.dep_min[1]) == (5.0, 20.0, 3.0, 20.0)
+    assert table.start.shape == (4, 16) and table.start_max[3] == 9.0
+    twin = table.copy()
+    table.remove(7)
+    assert table.dep_min[1] == np.inf and twin.dep_min[1] == 20.0 and twin.end[1, 0] == 20.0
+    twin.add(0, 8, 1.0, 2.0, 4.0)
+    assert table.dep_min[0] == np.inf and twin.dep_min[0] == 2.0

@@ -1,0 +1,65 @@
+"""The pool's slot arrays are NumPy views of its array.array columns, and its fleet snapshots follow every change."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from broker.coh.pool import Pool
+from broker.pricing.billing import Billing
+from broker.pricing.book import load_price_book
+
+CATALOG = load_price_book().catalog()
+
+
+def _pool_of(n_vms: int) -> Pool:
+    pool = Pool(CATALOG, Billing(), boot_time=120.0)
+    for k in range(n_vms):
+        pool.start(k % 2, now=10.0 * k)
+    return pool
+
+
+def test_a_write_through_either_side_is_seen_by_the_other_also_after_growing() -> None:
+    pool = _pool_of(3)
+    pool.col.free[1] = 7.5
+    pool.n_jobs[2] = 4
+    assert pool.free[1] == 7.5 and pool.col.n_jobs[2] == 4
+    for k in range(70):  # past the 64 slots of a new pool: every column is made again
+        pool.start(1, now=100.0 + k)
+    assert pool.size > 64 and pool.free[1] == 7.5 and pool.col.n_jobs[2] == 4
+    pool.col.ready_at[70] = 1.0
+    pool.capacity[71] = 2.0
+    assert pool.ready_at[70] == 1.0 and pool.col.capacity[71] == 2.0
+    assert pool.vm_id[: pool.n_slots].tolist() == list(pool.col.vm_id[: pool.n_slots]) == list(range(73))
+
+
+def test_a_copy_has_its_own_columns() -> None:
+    pool = _pool_of(2)
+    twin = pool.copy()
+    twin.col.free[0] = -3.0
+    twin.anchor[1] = 99.0
+    assert pool.free[0] == CATALOG.capacity[0] and pool.col.anchor[1] == pool.anchor[1] != 99.0
+    assert twin.free[0] == -3.0 and twin.col.anchor[1] == 99.0
+
+
+def test_the_snapshot_follows_writes_starts_releases_and_growth() -> None:
+    pool = _pool_of(3)
+    arrival, departure = [5.0, 50.0], [400.0, 900.0]
+    first = pool.fleet(200.0, stats=True, arrival=arrival, departure=departure)
+    assert len(first) == 3
+    pool.add(1, job=0, r=30.0, arrival=5.0, departure=400.0, runtime=300.0)
+    pool.add(1, job=1, r=20.0, arrival=50.0, departure=900.0, runtime=800.0)
+    now = pool.fleet(210.0, stats=True, arrival=arrival, departure=departure)
+    assert now.free[1] == CATALOG.capacity[1] - 50.0 and now.n_jobs[1] == 2 and now.dep_max[1] == 900.0
+    pool.remove(1, job=1, r=20.0)
+    after = pool.fleet(220.0, stats=True, arrival=arrival, departure=departure)
+    assert after.n_jobs[1] == 1 and after.dep_max[1] == 400.0 and after.arr_sum[1] == 5.0
+    assert after.occupancy is not None and after.occupancy.dep_min[1] == 400.0
+    pool.release(2, 3590.0)  # the last slot goes: the snapshot is one slot shorter
+    assert len(pool.fleet(3600.0, stats=True, arrival=arrival, departure=departure)) == 2
+    for k in range(70):
+        pool.start(0, now=4000.0 + k)
+    grown = pool.fleet(5000.0, stats=True, arrival=arrival, departure=departure)
+    assert len(grown) == pool.n_slots == 72
+    for name in ("free", "capacity", "vm_type", "ready_at", "anchor", "n_jobs", "dep_max"):
+        np.testing.assert_array_equal(getattr(grown, name), getattr(pool, name)[:72])
+    assert grown.occupancy is not None and grown.occupancy.start.shape[0] == 72
