@@ -69,7 +69,7 @@ def row_peak(start: list[float], end: list[float], r: list[float], s: float, e: 
     """
     held = [x if a <= s < b else 0.0 for a, b, x in zip(start, end, r, strict=True)]
     load = row_sum(held)
-    if not any(s < a < e for a in start):
+    if max(start, default=-math.inf) <= s or not any(s < a < e for a in start):  # no start inside the window
         return load
     used = [(a, b, x) for a, b, x in zip(start, end, r, strict=True) if b != math.inf]
     events = sorted([(a, x) for a, _, x in used] + [(b, -x) for _, b, x in used])
@@ -87,7 +87,7 @@ def row_sum(values: list[float]) -> float:
     With at most two values that are not zero any order gives the same sum, so the order is only
     followed for more.
     """
-    if sum(1 for x in values if x) <= 2:
+    if len(values) - values.count(0.0) <= 2:
         return sum(values, 0.0)
     return _pairwise(values)
 
