@@ -139,6 +139,7 @@ class IntervalTable:
                     np.full(size, np.inf), np.full(size, -np.inf))
         self._where: dict[int, tuple[int, int]] = {}
         self._free = [list(range(width)) for _ in range(size)]  # unused columns of each row, as heaps
+        self._used: list[set[int]] = [set() for _ in range(size)]  # and the used ones
 
     def _adopt(self, *arrays: np.ndarray) -> None:
         """Copies of ``arrays`` (start, end, r, dep_min, start_max) become the columns and their views."""
@@ -156,12 +157,14 @@ class IntervalTable:
                     np.concatenate((self.dep_min, np.full(more, np.inf))),
                     np.concatenate((self.start_max, np.full(more, -np.inf))))
         self._free.extend(list(range(width)) for _ in range(more))
+        self._used.extend(set() for _ in range(more))
 
     def add(self, slot: int, job: int, start: float, end: float, r: float) -> None:
         """Job ``job`` holds ``r`` on ``slot`` over ``[start, end)``."""
         if not self._free[slot]:
             self._widen()
         col = heapq.heappop(self._free[slot])
+        self._used[slot].add(col)
         c, k = self._col, slot * self._width + col
         c["start"][k], c["end"][k], c["r"][k] = start, end, r
         if end < c["dep_min"][slot]:
@@ -177,14 +180,16 @@ class IntervalTable:
         """
         slot, col = self._where.pop(job)
         heapq.heappush(self._free[slot], col)
-        c, w = self._col, self._width
-        starts, ends, k = c["start"], c["end"], slot * w + col
+        used = self._used[slot]
+        used.discard(col)
+        c, base = self._col, slot * self._width
+        starts, ends, k = c["start"], c["end"], base + col
         held_min, held_max = ends[k] == c["dep_min"][slot], starts[k] == c["start_max"][slot]
         starts[k], ends[k], c["r"][k] = -math.inf, math.inf, 0.0
         if held_min:
-            c["dep_min"][slot] = min(ends[slot * w:(slot + 1) * w])
+            c["dep_min"][slot] = min([ends[base + u] for u in used], default=math.inf)
         if held_max:
-            c["start_max"][slot] = max(starts[slot * w:(slot + 1) * w])
+            c["start_max"][slot] = max([starts[base + u] for u in used], default=-math.inf)
 
     def _widen(self) -> None:
         size, width = self.r.shape
@@ -201,6 +206,7 @@ class IntervalTable:
         twin._adopt(self.start, self.end, self.r, self.dep_min, self.start_max)
         twin._where = dict(self._where)
         twin._free = [list(free) for free in self._free]
+        twin._used = [set(used) for used in self._used]
         return twin
 
     def occupancy(self, n: int) -> Occupancy:
