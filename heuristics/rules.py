@@ -33,6 +33,8 @@ JobOrder = Callable[[Batch], np.ndarray]
 
 #: Key of a VM that hosts no job for the arrival/departure rules: after every VM that does.
 EMPTY_KEY = 1e300
+#: A statistic's aggregate and whether it is of departures (else of arrivals), by the fleet field's name.
+_STAT_PARTS = {f"{field}_{agg}": (agg, field == "dep") for field in ("arr", "dep") for agg in ("min", "max", "mean")}
 
 
 def fcfs(batch: Batch) -> np.ndarray:
@@ -142,20 +144,20 @@ class ScalarState:
     takes the VMs with room for the job, in slot order, with their room.
     """
 
+    __slots__ = ("agg", "count", "key", "kind", "new_key", "sign", "use_departure", "value")
+
     def __init__(self, rule: VmRule, fleet: Fleet) -> None:
-        self.kind, self.sign = rule.kind, rule.sign
-        self.new_key = 0.0
+        kind, sign = self.kind, self.sign = rule.kind, rule.sign
         self.value: list[float] = []
         self.count: list[int] = []
-        self.agg, self.use_departure = "", False
-        if rule.kind == "rollover":
-            self.key = (rule.sign * fleet.rollover).tolist()
-            self.new_key = rule.sign * fleet.new_rollover
-        elif rule.kind == "stat":
-            field, self.agg = rule.stat.split("_")
-            self.use_departure = field == "dep"
+        self.agg, self.use_departure, self.new_key = "", False, 0.0
+        if kind == "rollover":
+            self.key = (sign * fleet.rollover).tolist()
+            self.new_key = sign * fleet.new_rollover
+        elif kind == "stat":
+            self.agg, self.use_departure = _STAT_PARTS[rule.stat]
             self.value, self.count = getattr(fleet, rule.stat).tolist(), fleet.n_jobs.tolist()
-            self.key = [EMPTY_KEY if v != v else rule.sign * v for v in self.value]
+            self.key = [EMPTY_KEY if v != v else sign * v for v in self.value]
             self.new_key = EMPTY_KEY
         else:
             self.key = []
