@@ -98,6 +98,7 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
     new_types: list[int] = []
     booted = now + fleet.boot_time
     r, arrival, runtime = batch.r.tolist(), batch.arrival.tolist(), batch.runtime.tolist()
+    m = len(r)
     for i in order.tolist():
         need, arrived = r[i], arrival[i]
         a = now if now > arrived else arrived  # max(arrival, now), as max() picks among equals
@@ -121,12 +122,14 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
             state.opened()
             if exact is not None:
                 exact.opened()
+        targets.append(j)
+        if len(targets) == m:  # the last job: no later one reads what it leaves
+            break
         free[j] -= need
         start = max(arrived, now, ready[j])
         if exact is not None:
             exact.add(j, start, start + runtime[i], need)
         state.placed(j, arrived, start + runtime[i])
-        targets.append(j)
     return Plan(jobs=order, targets=np.array(targets, dtype=np.int64),
                 new_types=np.array(new_types, dtype=np.int64) if new_types else _NONE, n_slots=n)
 

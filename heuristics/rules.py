@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -176,10 +177,10 @@ class ScalarState:
             return -1
         if self.kind == "random":
             return fits[int(rng.integers(len(fits)))][0]
-        if self.kind == "free":
-            return min(fits, key=lambda f: self.sign * f[1])[0]
+        if self.kind == "free":  # the least room (SM), or the most (LM), the lowest slot among equals
+            return (min if self.sign > 0 else max)(fits, key=itemgetter(1))[0]
         key = self.key
-        return min(fits, key=lambda f: key[f[0]])[0]
+        return min([(key[j], j) for j, _ in fits])[1]  # fits come by slot: the lowest slot among equal keys
 
     def placed(self, j: int, arrival: float, departure: float) -> None:
         """A job (arrival, departure in seconds) was put on slot ``j``."""
