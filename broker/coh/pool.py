@@ -257,6 +257,7 @@ class Pool:
          rate), occupancy = self._slot_views()
         billing = self.billing
         rollover = billing.time_to_rollover(billing.anchor(now), now)
+        # positional, in Fleet's field order: keywords would cost a microsecond a tick
         return Fleet(now, self.boot_time, free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min,
                      arr_max, arr_sum, dep_min, dep_max, billing.btu, rollover, self.catalog.capacity, self._type_order,
                      rate, occupancy)

@@ -63,3 +63,15 @@ def test_the_snapshot_follows_writes_starts_releases_and_growth() -> None:
     for name in ("free", "capacity", "vm_type", "ready_at", "anchor", "n_jobs", "dep_max"):
         np.testing.assert_array_equal(getattr(grown, name), getattr(pool, name)[:72])
     assert grown.occupancy is not None and grown.occupancy.start.shape[0] == 72
+
+
+def test_each_snapshot_field_shows_its_own_slot_array() -> None:
+    pool = _pool_of(2)
+    fields = ("free", "capacity", "vm_type", "ready_at", "anchor", "last_departure", "n_jobs", "arr_min", "arr_max",
+              "arr_sum", "dep_min", "dep_max")
+    for k, name in enumerate((*fields, "marginal")):
+        getattr(pool.col, name)[1] = 100 + k
+    fleet = pool.fleet(50.0, stats=False, arrival=[], departure=[])
+    assert [getattr(fleet, name)[1] for name in fields] == list(range(100, 100 + len(fields)))
+    assert fleet.rate[1] == 100 + len(fields)  # a VM's marginal price per unit
+    assert (fleet.now, fleet.boot_time, fleet.btu) == (50.0, 120.0, 3600.0)
