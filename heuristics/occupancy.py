@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -59,17 +60,25 @@ def peaks(start: np.ndarray, end: np.ndarray, r: np.ndarray, s: np.ndarray, e: n
     return load
 
 
-def row_peak(start: list[float], end: list[float], r: list[float], s: float, e: float) -> float:
-    """:func:`peaks` of one row (its entries as lists, unused ones included) over ``[s, e)``, in Python.
+def row_peak(start: Sequence[float], end: Sequence[float], r: Sequence[float], s: float, e: float) -> float:
+    """:func:`peaks` of one row (its entries, unused ones included) over ``[s, e)``, in Python.
 
     The same number to the last bit: the load at ``s`` is added up in NumPy's order (:func:`row_sum`),
     the sweep over the used entries' starts and ends goes in :func:`peaks`' order (by time, an end
     before a start, then by position). For the few jobs of a small fleet's VM, where NumPy's calls
     would cost more than the work.
     """
-    held = [x if a <= s < b else 0.0 for a, b, x in zip(start, end, r, strict=True)]
+    held = []
+    inside = False  # a start inside the window
+    for a, b, x in zip(start, end, r, strict=True):
+        if a <= s:
+            held.append(x if s < b else 0.0)
+        else:
+            held.append(0.0)
+            if a < e:
+                inside = True
     load = row_sum(held)
-    if max(start, default=-math.inf) <= s or not any(s < a < e for a in start):  # no start inside the window
+    if not inside:
         return load
     used = [(a, b, x) for a, b, x in zip(start, end, r, strict=True) if b != math.inf]
     events = sorted([(a, x) for a, _, x in used] + [(b, -x) for _, b, x in used])
@@ -131,23 +140,24 @@ class IntervalTable:
     r: np.ndarray
     dep_min: np.ndarray
     start_max: np.ndarray
+    _cols: tuple[array[float], ...]  # the columns behind them, in that order
 
     def __init__(self, size: int, width: int = 8) -> None:
-        self._col: dict[str, array[float]] = {}
         self._width = width
         self._adopt(np.full((size, width), -np.inf), np.full((size, width), np.inf), np.zeros((size, width)),
                     np.full(size, np.inf), np.full(size, -np.inf))
         self._where: dict[int, tuple[int, int]] = {}
         self._free = [list(range(width)) for _ in range(size)]  # unused columns of each row, as heaps
-        self._used: list[set[int]] = [set() for _ in range(size)]  # and the used ones
 
     def _adopt(self, *arrays: np.ndarray) -> None:
         """Copies of ``arrays`` (start, end, r, dep_min, start_max) become the columns and their views."""
+        columns = []
         for name, values in zip(_TABLE_ARRAYS, arrays, strict=True):
             column = array("d")
             column.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
-            self._col[name] = column
+            columns.append(column)
             setattr(self, name, np.frombuffer(column, dtype=np.float64).reshape(values.shape))
+        self._cols = tuple(columns)
 
     def grow(self, size: int) -> None:
         """Room for ``size`` slots."""
@@ -157,39 +167,41 @@ class IntervalTable:
                     np.concatenate((self.dep_min, np.full(more, np.inf))),
                     np.concatenate((self.start_max, np.full(more, -np.inf))))
         self._free.extend(list(range(width)) for _ in range(more))
-        self._used.extend(set() for _ in range(more))
 
     def add(self, slot: int, job: int, start: float, end: float, r: float) -> None:
         """Job ``job`` holds ``r`` on ``slot`` over ``[start, end)``."""
-        if not self._free[slot]:
+        free = self._free[slot]
+        if not free:
             self._widen()
-        col = heapq.heappop(self._free[slot])
-        self._used[slot].add(col)
-        c, k = self._col, slot * self._width + col
-        c["start"][k], c["end"][k], c["r"][k] = start, end, r
-        if end < c["dep_min"][slot]:
-            c["dep_min"][slot] = end
-        if start > c["start_max"][slot]:
-            c["start_max"][slot] = start
+            free = self._free[slot]
+        col = heapq.heappop(free)
+        starts, ends, rs, dep_min, start_max = self._cols
+        k = slot * self._width + col
+        starts[k], ends[k], rs[k] = start, end, r
+        if end < dep_min[slot]:
+            dep_min[slot] = end
+        if start > start_max[slot]:
+            start_max[slot] = start
         self._where[job] = (slot, col)
 
     def remove(self, job: int) -> None:
         """Job ``job`` left its slot.
 
-        The slot's earliest end and latest start are looked for again only when the job held one of them.
+        The slot's earliest end and latest start are looked for again only when the job held one of
+        them, along the row (an unused entry's end is ``inf`` and its start ``-inf``: neither counts).
         """
         slot, col = self._where.pop(job)
         heapq.heappush(self._free[slot], col)
-        used = self._used[slot]
-        used.discard(col)
-        c, base = self._col, slot * self._width
-        starts, ends, k = c["start"], c["end"], base + col
-        held_min, held_max = ends[k] == c["dep_min"][slot], starts[k] == c["start_max"][slot]
-        starts[k], ends[k], c["r"][k] = -math.inf, math.inf, 0.0
+        starts, ends, rs, dep_min, start_max = self._cols
+        width = self._width
+        base = slot * width
+        k = base + col
+        held_min, held_max = ends[k] == dep_min[slot], starts[k] == start_max[slot]
+        starts[k], ends[k], rs[k] = -math.inf, math.inf, 0.0
         if held_min:
-            c["dep_min"][slot] = min([ends[base + u] for u in used], default=math.inf)
+            dep_min[slot] = min(ends[base:base + width])
         if held_max:
-            c["start_max"][slot] = max([starts[base + u] for u in used], default=-math.inf)
+            start_max[slot] = max(starts[base:base + width])
 
     def _widen(self) -> None:
         size, width = self.r.shape
@@ -206,12 +218,18 @@ class IntervalTable:
         twin._adopt(self.start, self.end, self.r, self.dep_min, self.start_max)
         twin._where = dict(self._where)
         twin._free = [list(free) for free in self._free]
-        twin._used = [set(used) for used in self._used]
         return twin
 
     def occupancy(self, n: int) -> Occupancy:
         """The snapshot of slots ``[0, n)``: views, valid until the table changes."""
-        return Occupancy(self.start[:n], self.end[:n], self.r[:n], self.dep_min[:n], self.start_max[:n])
+        return Occupancy(self.start[:n], self.end[:n], self.r[:n], self.dep_min[:n], self.start_max[:n], self)
+
+    def row(self, slot: int) -> tuple[array[float], array[float], array[float]]:
+        """The starts, ends and requirements of ``slot``'s row (unused entries included), copied from the columns."""
+        width = self._width
+        base = slot * width
+        starts, ends, rs = self._cols[:3]
+        return starts[base:base + width], ends[base:base + width], rs[base:base + width]
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +245,8 @@ class Occupancy:
     r: np.ndarray
     dep_min: np.ndarray
     start_max: np.ndarray
+    #: The live table the arrays are views of (rows read at list speed), ``None`` for a copy.
+    table: IntervalTable | None = None
 
     def frozen(self) -> Occupancy:
         """A copy that no longer reads the live run (for keeping a snapshot past its tick)."""

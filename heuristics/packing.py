@@ -19,14 +19,17 @@ import math
 import numpy as np
 
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import CallRoom, Occupancy, row_peak
+from heuristics.occupancy import CallRoom, row_peak
 from heuristics.rules import JobOrder, ScalarState, VmRule
 
 #: Fleets of up to this many slots are packed over Python lists.
 SMALL_FLEET = 48
-_FIRST = np.zeros(1, dtype=np.int64)
 _NONE = np.zeros(0, dtype=np.int64)
-_FIRST.flags.writeable = _NONE.flags.writeable = False  # shared by every plan that uses them
+#: ``_ONE[k]`` is the array ``[k]``: a plan of one job (or one new VM) takes it instead of making it.
+_ONE = tuple(np.array([k], dtype=np.int64) for k in range(4 * SMALL_FLEET))
+_FIRST = _ONE[0]
+for _shared in (_NONE, *_ONE):
+    _shared.flags.writeable = False  # shared by every plan that uses them
 
 
 def pack(batch: Batch, fleet: Fleet, job_order: JobOrder, vm_rule: VmRule, *, rng: np.random.Generator) -> Plan:
@@ -89,14 +92,12 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
     """:func:`pack` over Python lists (module docstring)."""
     n, now = len(fleet), fleet.now
     state = ScalarState(vm_rule, fleet)
-    free, ready, capacity = fleet.free.tolist(), fleet.ready_at.tolist(), fleet.capacity.tolist()
+    free, ready = fleet.free.tolist(), fleet.ready_at.tolist()
     slots = [j for j, t in enumerate(fleet.vm_type.tolist()) if t >= 0]
-    occ = fleet.occupancy
-    exact = _ExactRoom(occ, n) if occ is not None else None
+    exact = _ExactRoom(fleet, n) if fleet.occupancy is not None else None
     every = vm_rule.kind == "free"  # SM and LM rank by the room itself: every VM's is needed, not only a full one's
     targets: list[int] = []
     new_types: list[int] = []
-    booted = now + fleet.boot_time
     r, arrival, runtime = batch.r.tolist(), batch.arrival.tolist(), batch.runtime.tolist()
     m = len(r)
     for i in order.tolist():
@@ -107,8 +108,7 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
             room = free[j]
             if exact is not None and (every or room < need):
                 s = a if a > ready[j] else ready[j]
-                if exact.dep_min[j] <= s or exact.start_max[j] > s:
-                    room = capacity[j] - exact.peak(j, s, s + runtime[i])
+                room = exact.room(j, s, s + runtime[i], room)
             if room >= need:
                 fits.append((j, room))
         j = state.choose(fits, rng)
@@ -118,10 +118,10 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
             new_types.append(k)
             slots.append(j)
             c = float(fleet.type_capacity[k])
-            free.append(c), ready.append(booted), capacity.append(c)
+            free.append(c), ready.append(now + fleet.boot_time)
             state.opened()
             if exact is not None:
-                exact.opened()
+                exact.opened(c)
         targets.append(j)
         if len(targets) == m:  # the last job: no later one reads what it leaves
             break
@@ -130,8 +130,16 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
         if exact is not None:
             exact.add(j, start, start + runtime[i], need)
         state.placed(j, arrived, start + runtime[i])
-    return Plan(jobs=order, targets=np.array(targets, dtype=np.int64),
-                new_types=np.array(new_types, dtype=np.int64) if new_types else _NONE, n_slots=n)
+    return Plan(jobs=order, targets=_array(targets), new_types=_array(new_types), n_slots=n)
+
+
+def _array(values: list[int]) -> np.ndarray:
+    """``values`` as an int64 array; a shared read-only one for no value or one small one."""
+    if not values:
+        return _NONE
+    if len(values) == 1 and values[0] < len(_ONE):
+        return _ONE[values[0]]
+    return np.array(values, dtype=np.int64)
 
 
 class _ExactRoom:
@@ -140,30 +148,50 @@ class _ExactRoom:
     As :class:`~heuristics.occupancy.CallRoom`: a VM whose jobs all run at the job's start and none
     of which has left by then has its free capacity as room; another, its capacity less
     the peak of its jobs (the fleet's and this call's) over the run (:func:`~heuristics.occupancy.row_peak`,
-    the number :func:`~heuristics.occupancy.peaks` gives).
+    the number :func:`~heuristics.occupancy.peaks` gives). The fleet's earliest ends and latest starts
+    are read at the first room asked for.
     """
 
-    def __init__(self, occ: Occupancy, n: int) -> None:
-        self.occ, self.n = occ, n
-        self.dep_min, self.start_max = occ.dep_min.tolist(), occ.start_max.tolist()
+    def __init__(self, fleet: Fleet, n: int) -> None:
+        assert fleet.occupancy is not None
+        self.occ, self.fleet, self.n = fleet.occupancy, fleet, n
+        self.capacity: list[float] = []  # of the VMs the call starts
+        self.bounds: tuple[list[float], list[float]] | None = None
         self.placed: dict[int, list[tuple[float, float, float]]] = {}
 
-    def opened(self) -> None:
-        self.dep_min.append(np.inf)
-        self.start_max.append(-np.inf)
+    def _bounds(self) -> tuple[list[float], list[float]]:
+        if self.bounds is None:
+            new, occ = len(self.capacity), self.occ
+            self.bounds = (occ.dep_min.tolist() + [math.inf] * new, occ.start_max.tolist() + [-math.inf] * new)
+        return self.bounds
+
+    def opened(self, capacity: float) -> None:
+        self.capacity.append(capacity)
+        if self.bounds is not None:
+            self.bounds[0].append(math.inf)
+            self.bounds[1].append(-math.inf)
 
     def add(self, j: int, start: float, end: float, r: float) -> None:
         self.placed.setdefault(j, []).append((start, end, r))
-        self.dep_min[j] = min(self.dep_min[j], end)
-        self.start_max[j] = max(self.start_max[j], start)
+        dep_min, start_max = self._bounds()
+        dep_min[j] = min(dep_min[j], end)
+        start_max[j] = max(start_max[j], start)
 
-    def peak(self, j: int, s: float, e: float) -> float:
-        occ = self.occ
-        if j < self.n:
-            start, end, r = occ.start[j].tolist(), occ.end[j].tolist(), occ.r[j].tolist()
+    def room(self, j: int, s: float, e: float, free: float) -> float:
+        """Slot ``j``'s room over ``[s, e)``, its free capacity being ``free``."""
+        dep_min, start_max = self._bounds()
+        if dep_min[j] > s and start_max[j] <= s:
+            return free
+        occ, n = self.occ, self.n
+        if j < n:
+            capacity = float(self.fleet.capacity[j])
+            start, end, r = occ.table.row(j) if occ.table is not None else (occ.start[j], occ.end[j], occ.r[j])
+            if j in self.placed:
+                start, end, r = list(start), list(end), list(r)
         else:
             k = occ.r.shape[1]
+            capacity = self.capacity[j - n]
             start, end, r = [-math.inf] * k, [math.inf] * k, [0.0] * k
         for a, b, x in self.placed.get(j, ()):
             start.append(a), end.append(b), r.append(x)
-        return row_peak(start, end, r, s, e)
+        return capacity - row_peak(start, end, r, s, e)

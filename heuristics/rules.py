@@ -142,32 +142,45 @@ class ScalarState:
     """A VM rule's per-call state over Python lists, for small fleets: the choices :class:`RuleState` makes.
 
     Slots are the fleet's, then the VMs the call starts (:meth:`opened`, in order). :meth:`choose`
-    takes the VMs with room for the job, in slot order, with their room.
+    takes the VMs with room for the job, in slot order, with their room. The keys are read from the
+    fleet only when a choice needs them (most calls of a sparse trace place one job, often on a new VM).
     """
 
-    __slots__ = ("agg", "count", "key", "kind", "new_key", "sign", "use_departure", "value")
+    __slots__ = ("agg", "count", "fleet", "key", "kind", "new", "sign", "stat", "use_departure", "value")
 
     def __init__(self, rule: VmRule, fleet: Fleet) -> None:
-        kind, sign = self.kind, self.sign = rule.kind, rule.sign
+        self.kind, self.sign, self.stat, self.fleet = rule.kind, rule.sign, rule.stat, fleet
+        self.new = 0  # VMs started so far in the call
+        self.key: list[float] | None = None
         self.value: list[float] = []
         self.count: list[int] = []
-        self.agg, self.use_departure, self.new_key = "", False, 0.0
-        if kind == "rollover":
-            self.key = (sign * fleet.rollover).tolist()
-            self.new_key = sign * fleet.new_rollover
-        elif kind == "stat":
-            self.agg, self.use_departure = _STAT_PARTS[rule.stat]
-            self.value, self.count = getattr(fleet, rule.stat).tolist(), fleet.n_jobs.tolist()
-            self.key = [EMPTY_KEY if v != v else sign * v for v in self.value]
-            self.new_key = EMPTY_KEY
-        else:
-            self.key = []
+
+    def _keys(self) -> list[float]:
+        """Every slot's key (the fleet's VMs, then those started): made at the first choice that needs them."""
+        if self.key is not None:
+            return self.key
+        fleet, sign = self.fleet, self.sign
+        if self.kind == "rollover":
+            key = (sign * fleet.rollover).tolist()
+            key.extend([sign * fleet.new_rollover] * self.new)
+        else:  # a statistic of the hosted jobs: a VM that hosts none ranks after the others
+            self.agg, self.use_departure = _STAT_PARTS[self.stat]
+            self.value, self.count = getattr(fleet, self.stat).tolist(), fleet.n_jobs.tolist()
+            self.value.extend([math.nan] * self.new)
+            self.count.extend([0] * self.new)
+            key = [EMPTY_KEY if v != v else sign * v for v in self.value]
+        self.key = key
+        return key
 
     def opened(self) -> None:
         """A new VM was started (the next slot)."""
-        if self.kind in ("rollover", "stat"):
-            self.key.append(self.new_key)
-        if self.kind == "stat":
+        self.new += 1
+        if self.key is None:
+            return
+        if self.kind == "rollover":
+            self.key.append(self.sign * self.fleet.new_rollover)
+        else:
+            self.key.append(EMPTY_KEY)
             self.value.append(math.nan)
             self.count.append(0)
 
@@ -175,21 +188,25 @@ class ScalarState:
         """Of ``(slot, room)`` pairs with room for the job, the slot the rule picks; -1 if none."""
         if not fits:
             return -1
-        if self.kind == "random":
+        kind = self.kind
+        if kind == "random":
             return fits[int(rng.integers(len(fits)))][0]
-        if self.kind == "free":  # the least room (SM), or the most (LM), the lowest slot among equals
+        if kind == "free":  # the least room (SM), or the most (LM), the lowest slot among equals
             return (min if self.sign > 0 else max)(fits, key=itemgetter(1))[0]
-        key = self.key
+        if len(fits) == 1:
+            return fits[0][0]
+        key = self._keys()
         return min([(key[j], j) for j, _ in fits])[1]  # fits come by slot: the lowest slot among equal keys
 
     def placed(self, j: int, arrival: float, departure: float) -> None:
         """A job (arrival, departure in seconds) was put on slot ``j``."""
         if self.kind != "stat":
             return
+        key = self._keys()
         n = self.count[j]
         new = with_one_more(self.agg, self.value[j], n, departure if self.use_departure else arrival)
         self.value[j], self.count[j] = new, n + 1
-        self.key[j] = self.sign * new
+        key[j] = self.sign * new
 
 
 @dataclass(frozen=True, slots=True)

@@ -190,8 +190,21 @@ class Pool:
         col.busy[slot] += r * runtime
         if departure > col.last_departure[slot]:
             col.last_departure[slot] = departure
-        if slot not in self.dirty:
-            self._include(slot, n, arrival, departure)
+        if slot in self.dirty:  # refreshed from the members when a snapshot asks
+            return
+        if n == 0:
+            col.arr_min[slot] = col.arr_max[slot] = col.arr_sum[slot] = arrival
+            col.dep_min[slot] = col.dep_max[slot] = departure
+            return
+        if arrival < col.arr_min[slot]:
+            col.arr_min[slot] = arrival
+        if arrival > col.arr_max[slot]:
+            col.arr_max[slot] = arrival
+        if departure < col.dep_min[slot]:
+            col.dep_min[slot] = departure
+        if departure > col.dep_max[slot]:
+            col.dep_max[slot] = departure
+        col.arr_sum[slot] += arrival
 
     def remove(self, slot: int, job: int, r: float) -> None:
         """A job left ``slot``: free its capacity."""
@@ -275,18 +288,6 @@ class Pool:
         col = self.col
         col.arr_min[slot] = col.arr_max[slot] = col.dep_min[slot] = col.dep_max[slot] = np.nan
         col.arr_sum[slot] = 0.0
-
-    def _include(self, slot: int, n: int, arrival: float, departure: float) -> None:
-        col = self.col
-        if n == 0:
-            col.arr_min[slot] = col.arr_max[slot] = col.arr_sum[slot] = arrival
-            col.dep_min[slot] = col.dep_max[slot] = departure
-            return
-        col.arr_min[slot] = min(col.arr_min[slot], arrival)
-        col.arr_max[slot] = max(col.arr_max[slot], arrival)
-        col.dep_min[slot] = min(col.dep_min[slot], departure)
-        col.dep_max[slot] = max(col.dep_max[slot], departure)
-        col.arr_sum[slot] += arrival
 
     def _refresh(self, arrival: Sequence[float], departure: Sequence[float]) -> None:
         col = self.col

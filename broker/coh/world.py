@@ -49,7 +49,7 @@ from workloads.jobs import JobTable
 DEPARTURE, TICK, DEADLINE = 0, 1, 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
     """A decision point: the jobs to place at ``now`` (arrived or within the look-ahead, not yet placed)."""
 
@@ -105,6 +105,7 @@ class CohWorld:
         self.jobs, self.catalog, self.config, self.lookahead = jobs, catalog, config, lookahead
         self.billing, self.boot_time = config.billing(jobs.origin), config.boot_time
         self.recorder = recorder if recorder is not None else Recorder()
+        self._every = self.recorder.every
         self.reservations = reservations if reservations is not None else OnDemandOnly(catalog)
         self._interval = config.capacity == "interval"
         self.pool = Pool(catalog, self.billing, config.boot_time, intervals=self._interval)
@@ -114,6 +115,8 @@ class CohWorld:
         self._arrival, self._runtime, self._r = jobs.arrival.tolist(), jobs.runtime.tolist(), jobs.r.tolist()
         self._job_columns(array("q", [-1]) * n, array("q", [-1]) * n, array("d", [math.nan]) * n,
                           array("d", [math.nan]) * n)
+        self._positions = np.arange(n, dtype=np.int64)
+        self._positions.flags.writeable = False  # a fresh batch's index is a view of it
         self._next_new = 0
         self._waiting: list[int] = []
         self._pending: np.ndarray | None = None
@@ -181,8 +184,13 @@ class CohWorld:
         if index is None:
             raise RuntimeError("no decision is pending (call advance first)")
         jobs = index.tolist()
-        placed = self._apply(plan, jobs, self.now, by) if plan is not None else set()
-        self._waiting = [i for i in jobs if i not in placed] if len(placed) < len(jobs) else []
+        if plan is None:
+            self._waiting = jobs
+        elif self._apply(plan, jobs, self.now, by) < len(jobs):  # a job is placed at most once: the rest wait
+            placed = {jobs[p] for p in plan.jobs.tolist()}
+            self._waiting = [i for i in jobs if i not in placed]
+        else:
+            self._waiting = []
         self._after_tick(self.now)
 
     def copy(self) -> CohWorld:
@@ -219,7 +227,7 @@ class CohWorld:
         self.ticker.fired(now)
         self.ticks += 1
         end = bisect_right(self._arrival, now + self.lookahead, lo=self._next_new)
-        fresh = np.arange(self._next_new, end, dtype=np.int64)
+        fresh = self._positions[self._next_new:end]
         index = np.concatenate((np.array(self._waiting, dtype=np.int64), fresh)) if self._waiting else fresh
         self._contiguous = None if self._waiting else (self._next_new, end)
         self._next_new = end
@@ -235,31 +243,33 @@ class CohWorld:
             self._validator.at_tick(now)
         self.ticker.request(self._next_visible_time())
 
-    def _apply(self, plan: Plan, index: list[int], now: float, by: str) -> set[int]:
+    def _apply(self, plan: Plan, index: list[int], now: float, by: str) -> int:
+        """Put the plan's jobs on their VMs (starting its new ones); returns how many it placed."""
         if plan.n_slots != self.pool.n_slots:
             raise RuntimeError(f"policy {by}: plan built on {plan.n_slots} slots, the pool has "
                                f"{self.pool.n_slots} (plans must come from this tick's fleet)")
         slots = [self._start_vm(k, now) for k in plan.new_types.tolist()] if len(plan.new_types) else []
         n, pool, col = plan.n_slots, self.pool, self.pool.col
         job_slot, job_vm, job_start, job_end = self._cols
-        placed: set[int] = set()
-        for p, t in zip(plan.jobs.tolist(), plan.targets.tolist(), strict=True):
+        arrival, runtime, r, schedule = self._arrival, self._runtime, self._r, self.kernel.schedule
+        targets = plan.targets.tolist()
+        for p, t in zip(plan.jobs.tolist(), targets, strict=True):
             i = index[p]
             slot = t if t < n else slots[t - n]
             vm = col.vm_id[slot]
             if job_slot[i] >= 0 or vm < 0:
                 raise RuntimeError(f"policy {by}: job {self.jobs.job_id[i]} placed twice "
                                    f"or on a released VM (slot {slot}) at t={now}")
-            start = max(self._arrival[i], now, col.ready_at[slot])
-            end = start + self._runtime[i]
+            a, ready = arrival[i], col.ready_at[slot]
+            start = a if a >= now and a >= ready else (now if now >= ready else ready)  # max(a, now, ready)
+            end = start + runtime[i]
             job_start[i], job_end[i] = start, end
-            pool.add(slot, i, self._r[i], self._arrival[i], end, self._runtime[i], start=start)
+            pool.add(slot, i, r[i], a, end, runtime[i], start=start)
             if col.free[slot] < -1e-9 and not self._room_over(slot, start, end):
                 raise RuntimeError(f"policy {by}: VM {vm} over capacity at t={now}")
             job_slot[i], job_vm[i] = slot, vm
-            self.kernel.schedule(end, DEPARTURE, i)
-            placed.add(i)
-        return placed
+            schedule(end, DEPARTURE, i)
+        return len(targets)
 
     def _job_columns(self, slot: array[int], vm: array[int], start: array[float], end: array[float]) -> None:
         """The columns behind the per-job arrays: each array becomes a NumPy view of its column.
@@ -276,7 +286,7 @@ class CohWorld:
         t = self.pool.table
         if t is None:
             return False
-        load = row_peak(t.start[slot].tolist(), t.end[slot].tolist(), t.r[slot].tolist(), start, end)
+        load = row_peak(*t.row(slot), start, end)
         return load <= float(self.pool.capacity[slot]) + 1e-9
 
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
@@ -288,9 +298,9 @@ class CohWorld:
 
     def _depart(self, now: float, job: int) -> None:
         self.pool.remove(self._cols[0][job], job, self._r[job])
-        self.departed += 1
-        if self.departed % self.recorder.every == 0 or self.departed == len(self._arrival):
-            self.recorder.progress(self.departed, len(self._arrival))
+        departed = self.departed = self.departed + 1
+        if departed % self._every == 0 or departed == len(self._arrival):
+            self.recorder.progress(departed, len(self._arrival))
         if self._waiting:
             self.ticker.request(now)
 
