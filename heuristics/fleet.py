@@ -43,6 +43,12 @@ class Batch:
                      r=self.r[lo:hi], user=self.user[lo:hi])
 
 
+#: The statistics of a VM's jobs that every fleet snapshot shows as they are; the others are
+#: refreshed only when the snapshot is asked for them (``SimulationView.fleet(stats=True)``): a VM's
+#: latest departure does not change when a job leaves (jobs leave in order of their departures).
+CURRENT_STATS = frozenset({"dep_max"})
+
+
 @dataclass(slots=True)
 class Fleet:
     """The leased VMs at one tick, one entry per engine slot (dead slots have ``vm_type < 0``, ``free < 0``).

@@ -60,28 +60,39 @@ def peaks(start: np.ndarray, end: np.ndarray, r: np.ndarray, s: np.ndarray, e: n
     return load
 
 
-def row_peak(start: Sequence[float], end: Sequence[float], r: Sequence[float], s: float, e: float) -> float:
-    """:func:`peaks` of one row (its entries, unused ones included) over ``[s, e)``, in Python.
+#: One used entry of a row: its position in the row, and the job's start, end and requirement.
+Entry = tuple[int, float, float, float]
 
-    The same number to the last bit: the load at ``s`` is added up in NumPy's order (:func:`row_sum`),
+
+def row_peak(start: Sequence[float], end: Sequence[float], r: Sequence[float], s: float, e: float) -> float:
+    """:func:`peaks` of one row (its entries as lists, unused ones included) over ``[s, e)``, in Python.
+
+    :func:`entries_peak` of the row's used entries.
+    """
+    entries = [(p, a, b, x) for p, (a, b, x) in enumerate(zip(start, end, r, strict=True)) if b != math.inf]
+    return entries_peak(entries, len(start), s, e)
+
+
+def entries_peak(entries: Sequence[Entry], width: int, s: float, e: float) -> float:
+    """:func:`peaks` over ``[s, e)`` of a row of ``width`` entries of which ``entries`` are used, in Python.
+
+    The same number to the last bit: the load at ``s`` is added up in NumPy's order (:func:`sparse_sum`),
     the sweep over the used entries' starts and ends goes in :func:`peaks`' order (by time, an end
-    before a start, then by position). For the few jobs of a small fleet's VM, where NumPy's calls
-    would cost more than the work.
+    before a start). Its cost grows with the jobs on the VM, not with the row's width. For the few
+    jobs of a small fleet's VM, where NumPy's calls would cost more than the work.
     """
     held = []
     inside = False  # a start inside the window
-    for a, b, x in zip(start, end, r, strict=True):
+    for p, a, b, x in entries:
         if a <= s:
-            held.append(x if s < b else 0.0)
-        else:
-            held.append(0.0)
-            if a < e:
-                inside = True
-    load = row_sum(held)
+            if s < b:
+                held.append((p, x))
+        elif a < e:
+            inside = True
+    load = sparse_sum(held, width)
     if not inside:
         return load
-    used = [(a, b, x) for a, b, x in zip(start, end, r, strict=True) if b != math.inf]
-    events = sorted([(a, x) for a, _, x in used] + [(b, -x) for _, b, x in used])
+    events = sorted([(a, x) for _, a, _, x in entries] + [(b, -x) for _, _, b, x in entries])
     running, peak = 0.0, load
     for t, d in events:
         running += d
@@ -91,36 +102,49 @@ def row_peak(start: Sequence[float], end: Sequence[float], r: Sequence[float], s
 
 
 def row_sum(values: list[float]) -> float:
-    """The sum of a row as NumPy's ``add.reduce`` makes it (pairwise, :func:`_pairwise`).
+    """The sum of a row as NumPy's ``add.reduce`` makes it (:func:`sparse_sum` of its values that are not zero)."""
+    return sparse_sum([(p, x) for p, x in enumerate(values) if x != 0.0], len(values))
 
-    With at most two values that are not zero any order gives the same sum, so the order is only
-    followed for more.
+
+def sparse_sum(items: list[tuple[int, float]], n: int) -> float:
+    """NumPy's sum of a row of ``n`` values that are zero but at the ``(position, value)`` ``items``.
+
+    NumPy adds pairwise (``pairwise_sum`` in ``loops_utils.h.src``); adding a zero changes no sum of
+    values that are not negative zeros, so only the positions of the others decide the order. With
+    at most two, any order gives the same sum.
     """
-    if len(values) - values.count(0.0) <= 2:
-        return sum(values, 0.0)
-    return _pairwise(values)
+    if len(items) <= 2:
+        return sum([x for _, x in items], 0.0)
+    return _pairwise(sorted(items), 0, n)
 
 
-def _pairwise(a: list[float]) -> float:
-    """NumPy's pairwise summation (``pairwise_sum`` in ``loops_utils.h.src``): blocks of 8 accumulators."""
-    n = len(a)
+def _pairwise(items: list[tuple[int, float]], lo: int, n: int) -> float:
+    """The pairwise sum of the ``n`` values from position ``lo`` (``items``: those not zero, by position).
+
+    Below 8 values one after another; up to 128 in 8 lanes (position modulo 8) over the whole blocks
+    of 8, the rest after; above, the two halves (the first rounded down to a multiple of 8) added.
+    """
     if n < 8:
         total = 0.0
-        for x in a:
+        for _, x in items:
             total += x
         return total
     if n > 128:
         half = n // 2
         half -= half % 8
-        return _pairwise(a[:half]) + _pairwise(a[half:])
-    acc = a[:8]
-    i = 8
-    while i < n - n % 8:
-        for j in range(8):
-            acc[j] += a[i + j]
-        i += 8
+        cut = lo + half
+        return (_pairwise([i for i in items if i[0] < cut], lo, half)
+                + _pairwise([i for i in items if i[0] >= cut], cut, n - half))
+    acc = [0.0] * 8
+    tail = lo + n - n % 8
+    rest = []
+    for p, x in items:
+        if p < tail:
+            acc[(p - lo) % 8] += x
+        else:
+            rest.append(x)
     total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
-    for x in a[i:]:
+    for x in rest:
         total += x
     return total
 
@@ -148,6 +172,7 @@ class IntervalTable:
                     np.full(size, np.inf), np.full(size, -np.inf))
         self._where: dict[int, tuple[int, int]] = {}
         self._free = [list(range(width)) for _ in range(size)]  # unused columns of each row, as heaps
+        self._rows: list[dict[int, Entry]] = [{} for _ in range(size)]  # each row's used entries, by column
 
     def _adopt(self, *arrays: np.ndarray) -> None:
         """Copies of ``arrays`` (start, end, r, dep_min, start_max) become the columns and their views."""
@@ -167,6 +192,7 @@ class IntervalTable:
                     np.concatenate((self.dep_min, np.full(more, np.inf))),
                     np.concatenate((self.start_max, np.full(more, -np.inf))))
         self._free.extend(list(range(width)) for _ in range(more))
+        self._rows.extend({} for _ in range(more))
 
     def add(self, slot: int, job: int, start: float, end: float, r: float) -> None:
         """Job ``job`` holds ``r`` on ``slot`` over ``[start, end)``."""
@@ -183,25 +209,25 @@ class IntervalTable:
         if start > start_max[slot]:
             start_max[slot] = start
         self._where[job] = (slot, col)
+        self._rows[slot][col] = (col, start, end, r)
 
     def remove(self, job: int) -> None:
         """Job ``job`` left its slot.
 
         The slot's earliest end and latest start are looked for again only when the job held one of
-        them, along the row (an unused entry's end is ``inf`` and its start ``-inf``: neither counts).
+        them, among the row's used entries.
         """
         slot, col = self._where.pop(job)
         heapq.heappush(self._free[slot], col)
         starts, ends, rs, dep_min, start_max = self._cols
-        width = self._width
-        base = slot * width
-        k = base + col
-        held_min, held_max = ends[k] == dep_min[slot], starts[k] == start_max[slot]
+        row = self._rows[slot]
+        _, start, end, _ = row.pop(col)
+        k = slot * self._width + col
         starts[k], ends[k], rs[k] = -math.inf, math.inf, 0.0
-        if held_min:
-            dep_min[slot] = min(ends[base:base + width])
-        if held_max:
-            start_max[slot] = max(starts[base:base + width])
+        if end == dep_min[slot]:
+            dep_min[slot] = min([e for _, _, e, _ in row.values()], default=math.inf)
+        if start == start_max[slot]:
+            start_max[slot] = max([a for _, a, _, _ in row.values()], default=-math.inf)
 
     def _widen(self) -> None:
         size, width = self.r.shape
@@ -218,18 +244,21 @@ class IntervalTable:
         twin._adopt(self.start, self.end, self.r, self.dep_min, self.start_max)
         twin._where = dict(self._where)
         twin._free = [list(free) for free in self._free]
+        twin._rows = [dict(row) for row in self._rows]
         return twin
 
     def occupancy(self, n: int) -> Occupancy:
         """The snapshot of slots ``[0, n)``: views, valid until the table changes."""
         return Occupancy(self.start[:n], self.end[:n], self.r[:n], self.dep_min[:n], self.start_max[:n], self)
 
-    def row(self, slot: int) -> tuple[array[float], array[float], array[float]]:
-        """The starts, ends and requirements of ``slot``'s row (unused entries included), copied from the columns."""
-        width = self._width
-        base = slot * width
-        starts, ends, rs = self._cols[:3]
-        return starts[base:base + width], ends[base:base + width], rs[base:base + width]
+    @property
+    def width(self) -> int:
+        """Entries per row."""
+        return self._width
+
+    def entries(self, slot: int) -> list[Entry]:
+        """``slot``'s used entries (position in the row, start, end, requirement), in no set order."""
+        return list(self._rows[slot].values())
 
 
 @dataclass(frozen=True, slots=True)

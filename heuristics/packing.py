@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import CallRoom, row_peak
+from heuristics.occupancy import CallRoom, entries_peak
 from heuristics.rules import JobOrder, ScalarState, VmRule
 
 #: Fleets of up to this many slots are packed over Python lists.
@@ -147,7 +147,7 @@ class _ExactRoom:
 
     As :class:`~heuristics.occupancy.CallRoom`: a VM whose jobs all run at the job's start and none
     of which has left by then has its free capacity as room; another, its capacity less
-    the peak of its jobs (the fleet's and this call's) over the run (:func:`~heuristics.occupancy.row_peak`,
+    the peak of its jobs (the fleet's and this call's) over the run (:func:`~heuristics.occupancy.entries_peak`,
     the number :func:`~heuristics.occupancy.peaks` gives). The fleet's earliest ends and latest starts
     are read at the first room asked for.
     """
@@ -183,15 +183,16 @@ class _ExactRoom:
         if dep_min[j] > s and start_max[j] <= s:
             return free
         occ, n = self.occ, self.n
-        if j < n:
-            capacity = float(self.fleet.capacity[j])
-            start, end, r = occ.table.row(j) if occ.table is not None else (occ.start[j], occ.end[j], occ.r[j])
-            if j in self.placed:
-                start, end, r = list(start), list(end), list(r)
+        width = occ.r.shape[1]
+        if j >= n:
+            capacity, entries = self.capacity[j - n], []
+        elif occ.table is not None:
+            capacity, entries = float(self.fleet.capacity[j]), occ.table.entries(j)
         else:
-            k = occ.r.shape[1]
-            capacity = self.capacity[j - n]
-            start, end, r = [-math.inf] * k, [math.inf] * k, [0.0] * k
-        for a, b, x in self.placed.get(j, ()):
-            start.append(a), end.append(b), r.append(x)
-        return capacity - row_peak(start, end, r, s, e)
+            capacity = float(self.fleet.capacity[j])
+            entries = [(p, a, b, x) for p, (a, b, x) in
+                       enumerate(zip(occ.start[j].tolist(), occ.end[j].tolist(), occ.r[j].tolist(), strict=True))
+                       if b != math.inf]
+        placed = self.placed.get(j, ())
+        entries += [(width + p, a, b, x) for p, (a, b, x) in enumerate(placed)]  # after the row, as CallRoom.rows
+        return capacity - entries_peak(entries, width + len(placed), s, e)

@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from heuristics.fleet import Batch, Fleet, Plan
+from heuristics.fleet import CURRENT_STATS, Batch, Fleet, Plan
 from heuristics.packing import pack
 from heuristics.rules import JOB_ORDERS, VM_RULES, JobOrder, VmRule
 from workloads.errors import UnknownName
@@ -66,8 +66,8 @@ class Heuristic:
 
     @property
     def needs_stats(self) -> bool:
-        """Whether the VM rule reads the arrival/departure statistics of the fleet."""
-        return self.vm_rule.kind == "stat"
+        """Whether the VM rule reads arrival/departure statistics that a fleet shows only when asked for them."""
+        return self.vm_rule.kind == "stat" and self.vm_rule.stat not in CURRENT_STATS
 
     def plan(self, batch: Batch, fleet: Fleet, rng: np.random.Generator) -> Plan:
         """Place the batch (see :func:`heuristics.packing.pack`)."""

@@ -190,7 +190,9 @@ class Pool:
         col.busy[slot] += r * runtime
         if departure > col.last_departure[slot]:
             col.last_departure[slot] = departure
-        if slot in self.dirty:  # refreshed from the members when a snapshot asks
+        if slot in self.dirty:  # refreshed from the members when a snapshot asks, but for the latest departure
+            if departure > col.dep_max[slot]:
+                col.dep_max[slot] = departure
             return
         if n == 0:
             col.arr_min[slot] = col.arr_max[slot] = col.arr_sum[slot] = arrival
@@ -207,14 +209,23 @@ class Pool:
         col.arr_sum[slot] += arrival
 
     def remove(self, slot: int, job: int, r: float) -> None:
-        """A job left ``slot``: free its capacity."""
+        """A job left ``slot`` at its departure: free its capacity.
+
+        It leaves no later than any job the slot still hosts (those left before it), so their latest
+        departure stays (:data:`heuristics.fleet.CURRENT_STATS`); the other statistics wait for a
+        refresh, but those of a slot left without jobs, which are known.
+        """
         col = self.col
         col.free[slot] += r
         self.members[slot].discard(job)
         if self.table is not None:
             self.table.remove(job)
-        col.n_jobs[slot] -= 1
-        self.dirty.add(slot)
+        n = col.n_jobs[slot] = col.n_jobs[slot] - 1
+        if n:
+            self.dirty.add(slot)
+        else:
+            self._clear_stats(slot)
+            self.dirty.discard(slot)
 
     def release(self, slot: int, now: float) -> InstanceRecord:
         """Release an idle VM now, close it in the ledger, and free the slot."""
@@ -292,10 +303,7 @@ class Pool:
     def _refresh(self, arrival: Sequence[float], departure: Sequence[float]) -> None:
         col = self.col
         for slot in self.dirty:
-            members = list(self.members[slot])
-            if not members:
-                self._clear_stats(slot)
-                continue
+            members = list(self.members[slot])  # not empty: a slot left without jobs is not dirty
             a, d = [arrival[i] for i in members], [departure[i] for i in members]
             total = _in_order(a) if len(a) <= _FEW else float(np.array(a).sum())  # NumPy's sum, to the last bit
             col.arr_min[slot], col.arr_max[slot], col.arr_sum[slot] = min(a), max(a), total
