@@ -108,7 +108,9 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
             room = free[j]
             if exact is not None and (every or room < need):
                 s = a if a > ready[j] else ready[j]
-                room = exact.room(j, s, s + runtime[i], room)
+                dep_min, start_max = exact.bounds or exact.read_bounds()
+                if dep_min[j] <= s or start_max[j] > s:  # not every job runs over s: the peak
+                    room = exact.room(j, s, s + runtime[i])
             if room >= need:
                 fits.append((j, room))
         j = state.choose(fits, rng)
@@ -146,10 +148,10 @@ class _ExactRoom:
     """The interval rule in :func:`_pack_small`: each VM's earliest end and latest start, and its room over a run.
 
     As :class:`~heuristics.occupancy.CallRoom`: a VM whose jobs all run at the job's start and none
-    of which has left by then has its free capacity as room; another, its capacity less
-    the peak of its jobs (the fleet's and this call's) over the run (:func:`~heuristics.occupancy.entries_peak`,
-    the number :func:`~heuristics.occupancy.peaks` gives). The fleet's earliest ends and latest starts
-    are read at the first room asked for.
+    of which has left by then (the packer tells from :attr:`bounds`) has its free capacity as room;
+    another, its capacity less the peak of its jobs (the fleet's and this call's) over the run
+    (:meth:`room`: :func:`~heuristics.occupancy.entries_peak`, the number :func:`~heuristics.occupancy.peaks`
+    gives). The fleet's earliest ends and latest starts are read when the packer first needs them.
     """
 
     def __init__(self, fleet: Fleet, n: int) -> None:
@@ -159,7 +161,8 @@ class _ExactRoom:
         self.bounds: tuple[list[float], list[float]] | None = None
         self.placed: dict[int, list[tuple[float, float, float]]] = {}
 
-    def _bounds(self) -> tuple[list[float], list[float]]:
+    def read_bounds(self) -> tuple[list[float], list[float]]:
+        """Each slot's earliest end and latest start (:attr:`bounds`), read from the fleet at the first call."""
         if self.bounds is None:
             new, occ = len(self.capacity), self.occ
             self.bounds = (occ.dep_min.tolist() + [math.inf] * new, occ.start_max.tolist() + [-math.inf] * new)
@@ -173,15 +176,12 @@ class _ExactRoom:
 
     def add(self, j: int, start: float, end: float, r: float) -> None:
         self.placed.setdefault(j, []).append((start, end, r))
-        dep_min, start_max = self._bounds()
+        dep_min, start_max = self.read_bounds()
         dep_min[j] = min(dep_min[j], end)
         start_max[j] = max(start_max[j], start)
 
-    def room(self, j: int, s: float, e: float, free: float) -> float:
-        """Slot ``j``'s room over ``[s, e)``, its free capacity being ``free``."""
-        dep_min, start_max = self._bounds()
-        if dep_min[j] > s and start_max[j] <= s:
-            return free
+    def room(self, j: int, s: float, e: float) -> float:
+        """Slot ``j``'s capacity less the peak of its jobs over ``[s, e)``."""
         occ, n = self.occ, self.n
         width = occ.r.shape[1]
         if j >= n:

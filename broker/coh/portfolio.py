@@ -90,10 +90,17 @@ class CohPolicy:
         self.paid, self.prefer_ipp, self.ipp_wins_ties = paid, prefer_ipp, ipp_wins_ties
         self.chunk_jobs = chunk_jobs
         self.chunked_ticks = 0
+        # one heuristic and no IPP: its plan is applied unscored (nothing to compare it with)
+        self._alone = self.members[0] if len(self.members) == 1 and ipp is None else None
+        self._alone_ticks = 0
 
     def decide(self, now: float, batch: Batch, sim: SimulationView) -> Plan:
         """Plan the batch with every member; apply the cheapest by the IPP objective."""
         fleet = sim.fleet(stats=self._needs_stats)
+        if self._alone is not None and not sim.recorder.wants_records:
+            self.ticks += 1
+            self._alone_ticks += 1  # its wins, counted in stats()
+            return self._alone.plan(batch, fleet, self.rng)
         costs: dict[str, float] = {}
         if self.ipp is not None and self._ipp_alone_decides(self.ipp, len(batch)):
             best = self._run_ipp(self.ipp, batch, fleet, sim, None, costs)
@@ -177,7 +184,10 @@ class CohPolicy:
 
     def stats(self) -> dict[str, Any]:
         """Member win counts over the ticks that placed jobs, and the IPP's tallies."""
-        out: dict[str, Any] = {"portfolio_ticks": self.ticks, "wins": dict(sorted(self.wins.items()))}
+        wins = Counter(self.wins)
+        if self._alone_ticks:
+            wins[self.members[0].name] += self._alone_ticks
+        out: dict[str, Any] = {"portfolio_ticks": self.ticks, "wins": dict(sorted(wins.items()))}
         if self.ipp is not None:
             ipp_wins = self.wins.get(self.ipp.name, 0)
             out.update(ipp_wins=ipp_wins, heuristic_wins=self.ticks - ipp_wins, **self._ipp.summary(),

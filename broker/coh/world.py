@@ -241,7 +241,8 @@ class CohWorld:
     def _after_tick(self, now: float) -> None:
         if self._validator is not None:
             self._validator.at_tick(now)
-        self.ticker.request(self._next_visible_time())
+        nxt = self._next_new  # the next job to enter the look-ahead (_next_visible_time)
+        self.ticker.request(self._arrival[nxt] - self.lookahead if nxt < len(self._arrival) else math.inf)
 
     def _apply(self, plan: Plan, index: list[int], now: float, by: str) -> int:
         """Put the plan's jobs on their VMs (starting its new ones); returns how many it placed."""

@@ -149,7 +149,10 @@ class Ticker:
 
     def request(self, t: float) -> None:
         """Ask for a tick at ``grid(t)`` unless one is pending at or before it (``t = inf``: no tick)."""
-        at = self.grid(t)
+        if t == math.inf:
+            return
+        period = self.period
+        at = max(math.ceil(t / period) * period, self.last + period)  # grid(t)
         if at < self.at:
             if self.at < math.inf:
                 self.kernel.cancel(self._event)
