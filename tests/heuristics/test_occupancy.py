@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristics.occupancy import IntervalTable, peaks, row_peak, row_sum
+from heuristics.occupancy import IntervalTable, entries_peak, peaks, row_peak, row_sum, sparse_sum
 
 WIDTHS = [1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 129, 300]
 
@@ -88,3 +88,83 @@ def test_the_tables_arrays_see_its_writes_after_growing_and_a_copy_does_not() ->
     assert table.dep_min[1] == np.inf and twin.dep_min[1] == 20.0 and twin.end[1, 0] == 20.0
     twin.add(0, 8, 1.0, 2.0, 4.0)
     assert table.dep_min[0] == np.inf and twin.dep_min[0] == 2.0
+
+
+# --- a row's used entries (the small-fleet packer's and the world's interval rule) ----------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.sampled_from([3, 7, 8, 9, 16, 17, 24, 31, 64, 127, 128, 129, 136, 300]),
+       seed=st.integers(0, 2**32 - 1), density=st.floats(0.0, 1.0))
+def test_sparse_sum_is_numpys_sum_of_the_row_with_zeros_elsewhere(n: int, seed: int, density: float) -> None:
+    rng = np.random.default_rng(seed)
+    row = np.where(rng.random(n) < density, rng.random(n) * 10.0 ** rng.integers(-3, 6, n), 0.0)
+    items = [(p, x) for p, x in enumerate(row.tolist()) if x != 0.0]
+    rng.shuffle(items)  # in any order: the positions decide
+    assert sparse_sum(items, n) == float(row[None].sum(axis=1)[0])
+
+
+def test_sparse_sum_by_hand() -> None:
+    # d + 1 is d (the spacing of doubles at 1e16 is 2) but d + 2 is not: each case tells one order from another
+    a, b, c, d = 0.1, 0.2, 0.3, 1e16
+    assert sparse_sum([], 8) == 0.0
+    assert sparse_sum([(5, a)], 8) == a
+    assert sparse_sum([(6, b), (1, a)], 8) == a + b
+    assert sparse_sum([(2, c), (0, a), (1, b)], 5) == (a + b) + c != a + (b + c)  # below 8: one after another
+    assert sparse_sum([(0, d), (1, 1.0), (2, -d), (3, 1.0)], 5) == 1.0
+    # from 8: eight lanes (position modulo 8) combined as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
+    assert sparse_sum([(0, d), (1, 1.0), (2, -d), (3, 1.0)], 8) == (d + 1.0) + (-d + 1.0) == 0.0
+    assert sparse_sum([(0, d), (8, 1.0), (4, 1.0), (1, -d)], 16) == ((d + 1.0) + -d) + 1.0 == 1.0
+    # the values past the last whole block of 8 come after the lanes, one after another
+    assert sparse_sum([(2, d), (8, 1.0), (9, 1.0)], 10) == d
+    assert sparse_sum([(2, d), (8, 1.0), (9, 1.0)], 16) == (1.0 + 1.0) + d == d + 2.0  # lanes 0 and 1
+    # above 128: the two halves (the first a multiple of 8), each pairwise
+    assert sparse_sum([(0, 1.0), (64, d), (72, -d)], 136) == 1.0 + (d + -d) == 1.0
+    assert sparse_sum([(0, 1.0), (64, d), (72, -d)], 128) == (1.0 + d) + -d == 0.0
+
+
+def test_entries_peak_is_row_peak_of_the_padded_row() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(2000):
+        k = int(rng.choice(WIDTHS))
+        start, end, r = _row(rng, k, True)
+        s = float(rng.integers(0, 60) + rng.random())
+        rows = zip(start.tolist(), end.tolist(), r.tolist(), strict=True)
+        entries = [(p, a, b, x) for p, (a, b, x) in enumerate(rows) if b != np.inf]
+        rng.shuffle(entries)
+        want = float(peaks(start[None], end[None], r[None], np.array([s]), np.array([s + 20.0]))[0])
+        assert entries_peak(entries, k, s, s + 20.0) == want
+
+
+def test_entries_peak_at_the_windows_edges() -> None:
+    # Jobs (start, end, r): A (0, 10, 1) runs at s = 0; B (5, 8, 2) starts inside [0, 6); C (12, 20, 4).
+    entries = [(0, 0.0, 10.0, 1.0), (1, 5.0, 8.0, 2.0), (3, 12.0, 20.0, 4.0)]
+    assert entries_peak(entries, 8, 0.0, 5.0) == 1.0  # B starts at the window's end: not in it
+    assert entries_peak(entries, 8, 0.0, 5.5) == 3.0
+    assert entries_peak(entries, 8, 5.0, 6.0) == 3.0  # B starts at s: in the load at s
+    assert entries_peak(entries, 8, 8.0, 12.0) == 1.0  # B ended at 8: out; C starts at 12: out
+    assert entries_peak(entries, 8, 10.0, 12.5) == 4.0  # A ended at 10; C starts inside
+    assert entries_peak(entries, 8, 20.0, 30.0) == 0.0
+    assert entries_peak([], 8, 0.0, 1.0) == 0.0
+    # an end before a start at the same instant: B leaves at 8 as D (8, 9, 2) comes, the load stays 3
+    assert entries_peak([*entries, (2, 8.0, 9.0, 2.0)], 8, 6.0, 9.0) == 3.0
+
+
+def test_the_table_shows_each_rows_used_entries_and_its_width() -> None:
+    table = IntervalTable(2)
+    table.add(1, 7, 5.0, 20.0, 3.0)
+    table.add(1, 8, 6.0, 9.0, 2.0)
+    table.add(0, 9, 1.0, 2.0, 4.0)
+    assert sorted(table.entries(1)) == [(0, 5.0, 20.0, 3.0), (1, 6.0, 9.0, 2.0)] and table.width == 8
+    table.remove(7)
+    assert table.entries(1) == [(1, 6.0, 9.0, 2.0)] and table.entries(0) == [(0, 1.0, 2.0, 4.0)]
+    table.add(1, 10, 7.0, 8.0, 1.0)  # the lowest free column again
+    assert sorted(table.entries(1)) == [(0, 7.0, 8.0, 1.0), (1, 6.0, 9.0, 2.0)]
+    for job in range(20, 30):  # widened: positions stay
+        table.add(1, job, 0.0, 1.0, 1.0)
+    assert table.width == 16 and (0, 7.0, 8.0, 1.0) in table.entries(1)
+    twin = table.copy()
+    twin.remove(10)
+    assert (0, 7.0, 8.0, 1.0) in table.entries(1) and (0, 7.0, 8.0, 1.0) not in twin.entries(1)
+    occupancy = table.occupancy(2)
+    assert occupancy.table is table and occupancy.frozen().table is None

@@ -324,6 +324,20 @@ def test_a_started_vm_without_jobs_ranks_after_busy_ones(rule: str) -> None:
     assert state.choose(free, 10.0, rng) == 0
 
 
+@pytest.mark.parametrize(("rule", "first"), [("CFH", 0), ("FFH", 1), ("LA", 0), ("EAA", 0), ("SM", 0), ("LM", 1)])
+def test_keys_read_after_vms_were_started_rank_the_started_ones_too(rule: str, first: int) -> None:
+    # Slot 0 (20 min to its rollover, a job) has room 50; two VMs started in the call before any key was read
+    # (slots 1, 2: a full hour to go, no job, room 100). CFH takes the VM closest to its rollover, FFH the
+    # farthest (the first started); LA and EAA rank VMs without jobs last; SM the least room, LM the most.
+    f = fleet([Vm(50.0, ((900.0, 2000.0),), rollover=1200.0)], 1)
+    state = ScalarState(VM_RULES[rule], f)
+    state.opened()
+    state.opened()
+    assert state.choose([(0, 50.0), (1, 100.0), (2, 100.0)], np.random.default_rng(0)) == first
+    state.placed(1, 950.0, 3000.0)  # slot 1 now hosts a job; the keys were made with both new VMs in them
+    assert state.choose([(1, 90.0), (2, 100.0)], np.random.default_rng(0)) == (2 if rule == "LM" else 1)
+
+
 @pytest.mark.parametrize("rule", list(VM_RULES))
 def test_packing_warns_of_nothing(rule: str) -> None:
     # Over arrays (49 slots, 48 dead) with slots for new VMs: no division by zero or other warning on the way.

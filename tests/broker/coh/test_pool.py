@@ -75,3 +75,35 @@ def test_each_snapshot_field_shows_its_own_slot_array() -> None:
     assert [getattr(fleet, name)[1] for name in fields] == list(range(100, 100 + len(fields)))
     assert fleet.rate[1] == 100 + len(fields)  # a VM's marginal price per unit
     assert (fleet.now, fleet.boot_time, fleet.btu) == (50.0, 120.0, 3600.0)
+
+
+def test_the_latest_departure_stays_current_without_a_refresh() -> None:
+    # Jobs leave in order of their departures: the latest departure of the jobs left is the one before.
+    pool = _pool_of(2)
+    arrival, departure = [5.0, 50.0, 70.0, 80.0], [400.0, 900.0, 600.0, 950.0]
+    for job in range(3):
+        pool.add(0, job=job, r=10.0, arrival=arrival[job], departure=departure[job], runtime=100.0)
+    pool.remove(0, job=0, r=10.0)  # at 400, the earliest departure
+    plain = pool.fleet(400.0, stats=False, arrival=arrival, departure=departure)
+    assert plain.dep_max[0] == 900.0 and plain.n_jobs[0] == 2
+    assert plain.arr_min[0] == 5.0 and 0 in pool.dirty  # the other statistics wait for a refresh
+    pool.add(0, job=3, r=10.0, arrival=80.0, departure=950.0, runtime=100.0)  # on a slot waiting for one
+    assert pool.fleet(410.0, stats=False, arrival=arrival, departure=departure).dep_max[0] == 950.0
+    pool.add(0, job=4, r=10.0, arrival=90.0, departure=700.0, runtime=100.0)  # an earlier one leaves it
+    assert pool.dep_max[0] == 950.0
+    fresh = pool.fleet(420.0, stats=True, arrival=[*arrival, 90.0], departure=[*departure, 700.0])
+    assert (fresh.dep_max[0], fresh.arr_min[0], fresh.arr_max[0], fresh.dep_min[0]) == (950.0, 50.0, 90.0, 600.0)
+    assert fresh.arr_sum[0] == (50.0 + 70.0) + 80.0 + 90.0 and not pool.dirty
+
+
+def test_a_vm_left_without_jobs_has_no_statistics_and_waits_for_no_refresh() -> None:
+    pool = _pool_of(2)
+    pool.add(1, job=0, r=10.0, arrival=5.0, departure=400.0, runtime=100.0)
+    pool.add(1, job=1, r=10.0, arrival=6.0, departure=500.0, runtime=100.0)
+    pool.remove(1, job=0, r=10.0)
+    assert pool.dirty == {1}
+    pool.remove(1, job=1, r=10.0)
+    assert not pool.dirty and pool.n_jobs[1] == 0 and pool.arr_sum[1] == 0.0
+    assert all(np.isnan(getattr(pool, name)[1]) for name in ("arr_min", "arr_max", "dep_min", "dep_max"))
+    pool.add(1, job=2, r=10.0, arrival=7.0, departure=300.0, runtime=100.0)  # statistics from this job alone
+    assert (pool.arr_min[1], pool.arr_sum[1], pool.dep_min[1], pool.dep_max[1]) == (7.0, 7.0, 300.0, 300.0)

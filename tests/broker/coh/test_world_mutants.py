@@ -12,14 +12,17 @@ import re
 import numpy as np
 import pytest
 
-from broker.coh.config import EngineConfig
+from broker.coh.config import CohConfig, EngineConfig, SimulationConfig
+from broker.coh.policies import build_policy
 from broker.coh.world import CohWorld
 from broker.coh.world import run as run_world
 from broker.pricing.book import HOURS_PER_YEAR, load_price_book
 from broker.pricing.reservations import HEAVY_CODE, LIGHT_CODE, ReservationPlan, ReservedCapacity
-from broker.sim.recorder import Recorder
+from broker.sim.recorder import MemoryRecorder, Recorder
 from heuristics.fleet import Plan
-from workloads.jobs import JobTable
+from tests.conftest import trace_path
+from workloads.cache import load_trace
+from workloads.jobs import JobTable, job_view
 
 BOOK = load_price_book()
 CATALOG = BOOK.catalog()
@@ -393,3 +396,31 @@ def test_back_to_back_jobs_share_a_vm_when_one_ends_exactly_as_the_other_starts(
     w.act(Plan(jobs=np.array([1, 0]), targets=np.array([0, 0]), new_types=np.array([LARGE]), n_slots=0))
     assert (w.job_start[1], w.job_end[1]) == (1023.0, 1023.0 + 1.1) and (w.job_start[0], w.job_end[0]) == (1000, 1023)
     assert w.job_vm.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("rule", ["LD", "SM"])
+def test_on_a_real_trace_every_snapshot_shows_each_vms_latest_departure_and_one_heuristic_wins_every_tick(
+        rule: str) -> None:
+    # The first 3,000 jobs of KTH: at every tick, a snapshot taken without statistics shows, for each VM,
+    # the latest departure of the jobs it hosts (jobs leave in order of their departures); the run with a
+    # recorder that wants records (every plan scored) places every job where the unscored one does.
+    swf = load_trace(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
+    jobs, _ = job_view(swf.frame.head(3000), reqs="heterogeneous", seed=1, origin=swf.header.unix_start_time or 0)
+    config = SimulationConfig(CohConfig(f"FCFS-{rule}"))
+    runs = []
+    for recorder in (Recorder(), MemoryRecorder()):
+        policy = build_policy(config, seed=1, billing=config.engine.billing(jobs.origin), catalog=CATALOG)
+        w = CohWorld(jobs, CATALOG, config.engine, lookahead=policy.lookahead, recorder=recorder)
+        checked = 0
+        while (decision := w.advance()) is not None:
+            fleet = w.fleet(stats=False)
+            for slot in np.flatnonzero(fleet.n_jobs > 0).tolist():
+                hosted = w.pool.members[slot]
+                assert fleet.dep_max[slot] == max(w.job_end[i] for i in hosted)
+                checked += 1
+            w.act(policy.decide(decision.now, decision.batch, w), by=policy.name)
+        record = w.record(policy.stats())
+        assert checked > 3000 and record.policy_stats["wins"] == {f"FCFS-{rule}": record.ticks}
+        runs.append(record)
+    assert runs[0].job_vm.tolist() == runs[1].job_vm.tolist()
+    assert runs[0].job_start.tolist() == runs[1].job_start.tolist()

@@ -341,3 +341,13 @@ def test_a_ticker_cancels_only_a_pending_tick() -> None:
     assert not k._cancelled and len(k) == 1
     k.run([tick])
     assert ticks == [10.0, 20.0] and k.popped == 2 and not k._cancelled
+
+
+def test_ticker_request_of_no_time_schedules_nothing_and_keeps_a_pending_tick() -> None:
+    k = Kernel()
+    ticker = Ticker(k, 0, 10.0)
+    ticker.request(math.inf)
+    assert ticker.at == math.inf and len(k) == 0
+    ticker.request(3.0)  # -> 10
+    ticker.request(math.inf)
+    assert ticker.at == 10.0 and len(k) == 1 and k.peek() == 10.0
