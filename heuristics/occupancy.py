@@ -18,11 +18,11 @@ whole load and the room is the plain free capacity; only the other VMs are looke
 
 from __future__ import annotations
 
-import heapq
 import math
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from heapq import heappop, heappush
 from typing import Literal
 
 import numpy as np
@@ -200,7 +200,7 @@ class IntervalTable:
         if not free:
             self._widen()
             free = self._free[slot]
-        col = heapq.heappop(free)
+        col = heappop(free)
         starts, ends, rs, dep_min, start_max = self._cols
         k = slot * self._width + col
         starts[k], ends[k], rs[k] = start, end, r
@@ -218,16 +218,20 @@ class IntervalTable:
         them, among the row's used entries.
         """
         slot, col = self._where.pop(job)
-        heapq.heappush(self._free[slot], col)
+        heappush(self._free[slot], col)
         starts, ends, rs, dep_min, start_max = self._cols
         row = self._rows[slot]
         _, start, end, _ = row.pop(col)
         k = slot * self._width + col
         starts[k], ends[k], rs[k] = -math.inf, math.inf, 0.0
-        if end == dep_min[slot]:
-            dep_min[slot] = min([e for _, _, e, _ in row.values()], default=math.inf)
-        if start == start_max[slot]:
-            start_max[slot] = max([a for _, a, _, _ in row.values()], default=-math.inf)
+        if end == dep_min[slot] or start == start_max[slot]:  # both again, in one pass (the other one stays)
+            first_end, last_start = math.inf, -math.inf
+            for _, a, b, _ in row.values():
+                if b < first_end:
+                    first_end = b
+                if a > last_start:
+                    last_start = a
+            dep_min[slot], start_max[slot] = first_end, last_start
 
     def _widen(self) -> None:
         size, width = self.r.shape

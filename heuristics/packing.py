@@ -165,7 +165,10 @@ class _ExactRoom:
         """Each slot's earliest end and latest start (:attr:`bounds`), read from the fleet at the first call."""
         if self.bounds is None:
             new, occ = len(self.capacity), self.occ
-            self.bounds = (occ.dep_min.tolist() + [math.inf] * new, occ.start_max.tolist() + [-math.inf] * new)
+            self.bounds = dep_min, start_max = occ.dep_min.tolist(), occ.start_max.tolist()
+            if new:
+                dep_min.extend([math.inf] * new)
+                start_max.extend([-math.inf] * new)
         return self.bounds
 
     def opened(self, capacity: float) -> None:

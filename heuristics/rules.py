@@ -142,8 +142,9 @@ class ScalarState:
     """A VM rule's per-call state over Python lists, for small fleets: the choices :class:`RuleState` makes.
 
     Slots are the fleet's, then the VMs the call starts (:meth:`opened`, in order). :meth:`choose`
-    takes the VMs with room for the job, in slot order, with their room. The keys are read from the
-    fleet only when a choice needs them (most calls of a sparse trace place one job, often on a new VM).
+    takes the VMs with room for the job, in slot order, with their room. What a rule ranks by is read
+    from the fleet only when a choice needs it (most calls of a sparse trace place one job, often on
+    a new VM), and a VM's key is worked out only for the VMs with room.
     """
 
     __slots__ = ("agg", "count", "fleet", "key", "kind", "new", "sign", "stat", "use_departure", "value")
@@ -151,36 +152,34 @@ class ScalarState:
     def __init__(self, rule: VmRule, fleet: Fleet) -> None:
         self.kind, self.sign, self.stat, self.fleet = rule.kind, rule.sign, rule.stat, fleet
         self.new = 0  # VMs started so far in the call
-        self.key: list[float] | None = None
-        self.value: list[float] = []
+        self.key: list[float] | None = None  # the rollover rules' keys
+        self.value: list[float] | None = None  # the statistic rules' statistic (nan: no job)
         self.count: list[int] = []
 
     def _keys(self) -> list[float]:
-        """Every slot's key (the fleet's VMs, then those started): made at the first choice that needs them."""
-        if self.key is not None:
-            return self.key
-        fleet, sign = self.fleet, self.sign
-        if self.kind == "rollover":
-            key = (sign * fleet.rollover).tolist()
-            key.extend([sign * fleet.new_rollover] * self.new)
-        else:  # a statistic of the hosted jobs: a VM that hosts none ranks after the others
+        """Every slot's key under a rollover rule (the fleet's VMs, then those started)."""
+        if self.key is None:
+            fleet, sign = self.fleet, self.sign
+            self.key = (sign * fleet.rollover).tolist()
+            self.key.extend([sign * fleet.new_rollover] * self.new)
+        return self.key
+
+    def _values(self) -> list[float]:
+        """Every slot's statistic under a statistic rule, and (in :attr:`count`) its number of jobs."""
+        if self.value is None:
+            fleet = self.fleet
             self.agg, self.use_departure = _STAT_PARTS[self.stat]
             self.value, self.count = getattr(fleet, self.stat).tolist(), fleet.n_jobs.tolist()
             self.value.extend([math.nan] * self.new)
             self.count.extend([0] * self.new)
-            key = [EMPTY_KEY if v != v else sign * v for v in self.value]
-        self.key = key
-        return key
+        return self.value
 
     def opened(self) -> None:
         """A new VM was started (the next slot)."""
         self.new += 1
-        if self.key is None:
-            return
-        if self.kind == "rollover":
+        if self.key is not None:
             self.key.append(self.sign * self.fleet.new_rollover)
-        else:
-            self.key.append(EMPTY_KEY)
+        if self.value is not None:
             self.value.append(math.nan)
             self.count.append(0)
 
@@ -195,18 +194,29 @@ class ScalarState:
             return (min if self.sign > 0 else max)(fits, key=itemgetter(1))[0]
         if len(fits) == 1:
             return fits[0][0]
-        key = self._keys()
-        return min([(key[j], j) for j, _ in fits])[1]  # fits come by slot: the lowest slot among equal keys
+        best, best_key, sign = -1, math.inf, self.sign
+        if kind == "rollover":
+            key = self._keys()
+            for j, _ in fits:  # fits come by slot: the lowest slot among equal keys
+                if key[j] < best_key:
+                    best, best_key = j, key[j]
+            return best
+        value = self._values()
+        for j, _ in fits:  # a VM without jobs (nan) ranks after the others
+            v = value[j]
+            k = EMPTY_KEY if v != v else sign * v
+            if k < best_key:
+                best, best_key = j, k
+        return best
 
     def placed(self, j: int, arrival: float, departure: float) -> None:
         """A job (arrival, departure in seconds) was put on slot ``j``."""
         if self.kind != "stat":
             return
-        key = self._keys()
+        value = self._values()
         n = self.count[j]
-        new = with_one_more(self.agg, self.value[j], n, departure if self.use_departure else arrival)
-        self.value[j], self.count[j] = new, n + 1
-        key[j] = self.sign * new
+        value[j] = with_one_more(self.agg, value[j], n, departure if self.use_departure else arrival)
+        self.count[j] = n + 1
 
 
 @dataclass(frozen=True, slots=True)

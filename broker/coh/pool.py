@@ -277,8 +277,11 @@ class Pool:
         """
         if stats and self.dirty:
             self._refresh(arrival, departure)
+        views = self._views
+        if views is None or views[0] != (self.n_slots, self.size, self.table.width if self.table is not None else 0):
+            views = self._slot_views()
         (free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min, arr_max, arr_sum, dep_min, dep_max,
-         rate), occupancy = self._slot_views()
+         rate), occupancy = views[1], views[2]
         billing = self.billing
         rollover = billing.time_to_rollover(billing.anchor(now), now)
         # positional, in Fleet's field order: keywords would cost a microsecond a tick
@@ -286,14 +289,13 @@ class Pool:
                      arr_max, arr_sum, dep_min, dep_max, billing.btu, rollover, self.catalog.capacity, self._type_order,
                      rate, occupancy)
 
-    def _slot_views(self) -> tuple[tuple[np.ndarray, ...], Occupancy | None]:
-        """Views of slots ``[0, n_slots)`` for :meth:`fleet`, kept while the slot count and the arrays stay."""
+    def _slot_views(self) -> tuple[tuple[int, int, int], tuple[np.ndarray, ...], Occupancy | None]:
+        """Views of slots ``[0, n_slots)`` for :meth:`fleet`, and their key: kept while slot count and arrays stay."""
         n, table = self.n_slots, self.table
-        key = (n, self.size, table.r.shape[1] if table is not None else 0)
-        if self._views is None or self._views[0] != key:
-            views = tuple(getattr(self, name)[:n] for name in _SNAPSHOT)
-            self._views = (key, views, table.occupancy(n) if table is not None else None)
-        return self._views[1], self._views[2]
+        key = (n, self.size, table.width if table is not None else 0)
+        views = tuple(getattr(self, name)[:n] for name in _SNAPSHOT)
+        self._views = (key, views, table.occupancy(n) if table is not None else None)
+        return self._views
 
     def _clear_stats(self, slot: int) -> None:
         col = self.col

@@ -173,7 +173,7 @@ class CohWorld:
                 batch = Batch(index, j.arrival[lo:hi], j.runtime[lo:hi], j.r[lo:hi], j.user[lo:hi])
             else:
                 batch = batch_of(index, j.arrival, j.runtime, j.r, j.user)
-            return Decision(self.now, batch)
+            return Decision(self.kernel.now, batch)
         if self._validator is not None:
             self._validator.at_end()
         return None
@@ -183,15 +183,15 @@ class CohWorld:
         index, self._pending = self._pending, None
         if index is None:
             raise RuntimeError("no decision is pending (call advance first)")
-        jobs = index.tolist()
+        jobs, now = index.tolist(), self.kernel.now
         if plan is None:
             self._waiting = jobs
-        elif self._apply(plan, jobs, self.now, by) < len(jobs):  # a job is placed at most once: the rest wait
+        elif self._apply(plan, jobs, now, by) < len(jobs):  # a job is placed at most once: the rest wait
             placed = {jobs[p] for p in plan.jobs.tolist()}
             self._waiting = [i for i in jobs if i not in placed]
         else:
             self._waiting = []
-        self._after_tick(self.now)
+        self._after_tick(now)
 
     def copy(self) -> CohWorld:
         """An independent copy of the run's state (jobs, catalog and recorder shared)."""
@@ -224,7 +224,8 @@ class CohWorld:
         return self._arrival[self._next_new] - self.lookahead
 
     def _tick(self, now: float, _: object) -> bool:
-        self.ticker.fired(now)
+        ticker = self.ticker
+        ticker.last, ticker.at = now, math.inf  # ticker.fired(now)
         self.ticks += 1
         end = bisect_right(self._arrival, now + self.lookahead, lo=self._next_new)
         fresh = self._positions[self._next_new:end]
@@ -329,8 +330,9 @@ class CohWorld:
 
 def run(world: CohWorld, policy: Policy) -> RunRecord:
     """Drive ``world`` to its end with ``policy`` deciding at every decision tick."""
-    while (decision := world.advance()) is not None:
-        world.act(policy.decide(decision.now, decision.batch, world), by=policy.name)
+    advance, act, decide, name = world.advance, world.act, policy.decide, policy.name
+    while (decision := advance()) is not None:
+        act(decide(decision.now, decision.batch, world), by=name)
     return world.record(policy.stats())
 
 
