@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 
@@ -154,7 +153,7 @@ class ScalarState:
         self.new = 0  # VMs started so far in the call
         self.key: list[float] | None = None  # the rollover rules' keys
         self.value: list[float] | None = None  # the statistic rules' statistic (nan: no job)
-        self.count: list[int] = []
+        self.count: list[int] | None = None  # and each slot's number of jobs, once a job was placed
 
     def _keys(self) -> list[float]:
         """Every slot's key under a rollover rule (the fleet's VMs, then those started)."""
@@ -165,13 +164,11 @@ class ScalarState:
         return self.key
 
     def _values(self) -> list[float]:
-        """Every slot's statistic under a statistic rule, and (in :attr:`count`) its number of jobs."""
+        """Every slot's statistic under a statistic rule (nan: no job)."""
         if self.value is None:
-            fleet = self.fleet
-            self.agg, self.use_departure = _STAT_PARTS[self.stat]
-            self.value, self.count = getattr(fleet, self.stat).tolist(), fleet.n_jobs.tolist()
-            self.value.extend([math.nan] * self.new)
-            self.count.extend([0] * self.new)
+            self.value = getattr(self.fleet, self.stat).tolist()
+            if self.new:
+                self.value.extend([math.nan] * self.new)
         return self.value
 
     def opened(self) -> None:
@@ -181,6 +178,7 @@ class ScalarState:
             self.key.append(self.sign * self.fleet.new_rollover)
         if self.value is not None:
             self.value.append(math.nan)
+        if self.count is not None:
             self.count.append(0)
 
     def choose(self, fits: list[tuple[int, float]], rng: np.random.Generator) -> int:
@@ -190,8 +188,17 @@ class ScalarState:
         kind = self.kind
         if kind == "random":
             return fits[int(rng.integers(len(fits)))][0]
-        if kind == "free":  # the least room (SM), or the most (LM), the lowest slot among equals
-            return (min if self.sign > 0 else max)(fits, key=itemgetter(1))[0]
+        if kind == "free":  # the least room (SM), or the most (LM), the lowest slot among equals (fits are by slot)
+            best, best_room = fits[0]
+            if self.sign > 0:
+                for j, room in fits:
+                    if room < best_room:
+                        best, best_room = j, room
+            else:
+                for j, room in fits:
+                    if room > best_room:
+                        best, best_room = j, room
+            return best
         if len(fits) == 1:
             return fits[0][0]
         best, best_key, sign = -1, math.inf, self.sign
@@ -213,10 +220,14 @@ class ScalarState:
         """A job (arrival, departure in seconds) was put on slot ``j``."""
         if self.kind != "stat":
             return
-        value = self._values()
-        n = self.count[j]
+        value, count = self._values(), self.count
+        if count is None:
+            self.agg, self.use_departure = _STAT_PARTS[self.stat]
+            self.count = count = self.fleet.n_jobs.tolist()
+            count.extend([0] * self.new)
+        n = count[j]
         value[j] = with_one_more(self.agg, value[j], n, departure if self.use_departure else arrival)
-        self.count[j] = n + 1
+        count[j] = n + 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,17 +157,18 @@ class Pool:
                 self._grow(2 * self.size)
             slot = self.n_slots
             self.n_slots += 1
+        col = self.col  # single slots through the columns (a NumPy scalar write costs several times more)
         cap = float(self.catalog.capacity[vm_type])
-        self.vm_id[slot], self.vm_type[slot] = self.next_id, vm_type
-        self.capacity[slot] = self.free[slot] = cap
-        self.boot_start[slot], self.ready_at[slot] = now, now + (0.0 if booted else self.boot_time)
-        self.option[slot] = option
-        self.rate[slot] = float(self.catalog.hourly[vm_type]) if rate is None else rate
+        col.vm_id[slot], col.vm_type[slot] = self.next_id, vm_type
+        col.capacity[slot] = col.free[slot] = cap
+        col.boot_start[slot], col.ready_at[slot] = now, now + (0.0 if booted else self.boot_time)
+        col.option[slot] = option
+        col.rate[slot] = unit = float(self.catalog.hourly[vm_type]) if rate is None else rate
         # what one more unit costs: nothing for a heavy reservation, billed every hour anyway
-        self.marginal[slot] = 0.0 if option == HEAVY_CODE else self.rate[slot]
-        self.anchor[slot] = self.billing.anchor(now)
-        self.last_departure[slot] = now
-        self.busy[slot], self.hosted[slot], self.n_jobs[slot] = 0.0, 0, 0
+        col.marginal[slot] = 0.0 if option == HEAVY_CODE else unit
+        col.anchor[slot] = self.billing.anchor(now)
+        col.last_departure[slot] = now
+        col.busy[slot], col.hosted[slot], col.n_jobs[slot] = 0.0, 0, 0
         self.next_id += 1
         self._clear_stats(slot)
         return slot
@@ -229,14 +230,15 @@ class Pool:
 
     def release(self, slot: int, now: float) -> InstanceRecord:
         """Release an idle VM now, close it in the ledger, and free the slot."""
-        if self.n_jobs[slot]:
-            raise RuntimeError(f"VM {self.vm_id[slot]} released at {now} while hosting {self.n_jobs[slot]} job(s)")
+        col = self.col
+        if col.n_jobs[slot]:
+            raise RuntimeError(f"VM {col.vm_id[slot]} released at {now} while hosting {col.n_jobs[slot]} job(s)")
         record = self.ledger.close(
-            int(self.vm_id[slot]), self.catalog.names[int(self.vm_type[slot])], hired_at=float(self.boot_start[slot]),
-            ready_at=float(self.ready_at[slot]), released_at=now, anchor=float(self.anchor[slot]),
-            hourly=float(self.rate[slot]), jobs_hosted=int(self.hosted[slot]), busy_capacity_s=float(self.busy[slot]),
-            capacity=float(self.capacity[slot]), option=OPTIONS[int(self.option[slot])])
-        self.vm_id[slot], self.vm_type[slot], self.free[slot] = -1, -1, -1.0
+            col.vm_id[slot], self.catalog.names[col.vm_type[slot]], hired_at=col.boot_start[slot],
+            ready_at=col.ready_at[slot], released_at=now, anchor=col.anchor[slot], hourly=col.rate[slot],
+            jobs_hosted=col.hosted[slot], busy_capacity_s=col.busy[slot], capacity=col.capacity[slot],
+            option=OPTIONS[col.option[slot]])
+        col.vm_id[slot], col.vm_type[slot], col.free[slot] = -1, -1, -1.0
         self.dirty.discard(slot)
         heapq.heappush(self._spare, slot)
         if slot == self.n_slots - 1:
