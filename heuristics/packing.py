@@ -51,10 +51,10 @@ def pack(batch: Batch, fleet: Fleet, job_order: JobOrder, vm_rule: VmRule, *, rn
     Plan
         Every job of the batch exactly once, in placement order.
     """
-    order = _FIRST if len(batch) == 1 else job_order(batch)
-    if len(fleet) <= SMALL_FLEET:
-        return _pack_small(batch, fleet, order, vm_rule, rng)
     n, m = len(fleet), len(batch)
+    order = _FIRST if m == 1 else job_order(batch)
+    if n <= SMALL_FLEET:
+        return _pack_small(batch, fleet, n, order, vm_rule, rng)
     free = np.full(n + m, -1.0)
     free[:n] = fleet.free
     ready = np.full(n + m, fleet.now + fleet.boot_time)
@@ -88,9 +88,10 @@ def pack(batch: Batch, fleet: Fleet, job_order: JobOrder, vm_rule: VmRule, *, rn
     return Plan(jobs=order, targets=targets, new_types=np.array(new_types, dtype=np.int64), n_slots=n)
 
 
-def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, rng: np.random.Generator) -> Plan:
-    """:func:`pack` over Python lists (module docstring)."""
-    n, now = len(fleet), fleet.now
+def _pack_small(batch: Batch, fleet: Fleet, n: int, order: np.ndarray, vm_rule: VmRule,
+                rng: np.random.Generator) -> Plan:
+    """:func:`pack` over Python lists (module docstring), on a fleet of ``n`` slots."""
+    now = fleet.now
     state = ScalarState(vm_rule, fleet)
     free, ready = fleet.free.tolist(), fleet.ready_at.tolist()
     slots = [j for j, t in enumerate(fleet.vm_type.tolist()) if t >= 0]
@@ -100,15 +101,18 @@ def _pack_small(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
     new_types: list[int] = []
     r, arrival, runtime = batch.r.tolist(), batch.arrival.tolist(), batch.runtime.tolist()
     m = len(r)
+    dep_min: list[float] = []  # each slot's earliest end and latest start, read when first needed
+    start_max: list[float] = []
     for i in order.tolist():
         need, arrived = r[i], arrival[i]
         a = now if now > arrived else arrived  # max(arrival, now), as max() picks among equals
         fits = []
         for j in slots:
             room = free[j]
-            if exact is not None and (every or room < need):
+            if (every or room < need) and exact is not None:
                 s = a if a > ready[j] else ready[j]
-                dep_min, start_max = exact.bounds or exact.read_bounds()
+                if not dep_min:
+                    dep_min, start_max = exact.read_bounds()
                 if dep_min[j] <= s or start_max[j] > s:  # not every job runs over s: the peak
                     room = exact.room(j, s, s + runtime[i])
             if room >= need:
@@ -153,6 +157,8 @@ class _ExactRoom:
     (:meth:`room`: :func:`~heuristics.occupancy.entries_peak`, the number :func:`~heuristics.occupancy.peaks`
     gives). The fleet's earliest ends and latest starts are read when the packer first needs them.
     """
+
+    __slots__ = ("bounds", "capacity", "fleet", "n", "occ", "placed")
 
     def __init__(self, fleet: Fleet, n: int) -> None:
         assert fleet.occupancy is not None

@@ -25,7 +25,7 @@ from broker.pricing.book import Catalog
 from broker.pricing.reservations import HEAVY_CODE, OD_CODE, OPTIONS
 from broker.sim.ledger import InstanceRecord, Ledger
 from heuristics.fleet import Fleet
-from heuristics.occupancy import IntervalTable, Occupancy
+from heuristics.occupancy import IntervalTable
 
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
                  "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
@@ -107,7 +107,7 @@ class Pool:
         # the hosted jobs' intervals, kept only for the interval capacity rule
         self.table: IntervalTable | None = IntervalTable(0) if intervals else None
         self._type_order = catalog.efficiency_order()
-        self._views: tuple[tuple[int, int, int], tuple[np.ndarray, ...], Occupancy | None] | None = None
+        self._live: tuple[tuple[int, int, int], Fleet] | None = None
         self._grow(64)
 
     def _grow(self, size: int) -> None:
@@ -267,37 +267,39 @@ class Pool:
         twin.members = [set(m) for m in self.members]
         twin.dirty, twin._spare, twin.ledger = set(self.dirty), list(self._spare), self.ledger.copy()
         twin.table = self.table.copy() if self.table is not None else None
-        twin._views = None
+        twin._live = None
         return twin
 
     def fleet(self, now: float, *, stats: bool, arrival: Sequence[float], departure: Sequence[float]) -> Fleet:
         """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first.
 
         Under the interval capacity rule the snapshot carries the hosted jobs' intervals
-        (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`). The views are live: they
-        are made again only when the slot count or an array changes, not at every tick.
+        (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`). The snapshot is live: its
+        arrays are views of the pool's, made again only when the slot count or an array changes, and
+        the same object is handed out again with its clock (``now``, ``new_rollover``) set; a caller
+        that keeps a snapshot past the tick keeps a copy.
         """
         if stats and self.dirty:
             self._refresh(arrival, departure)
-        views = self._views
-        if views is None or views[0] != (self.n_slots, self.size, self.table.width if self.table is not None else 0):
-            views = self._slot_views()
-        (free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min, arr_max, arr_sum, dep_min, dep_max,
-         rate), occupancy = views[1], views[2]
+        live = self._live
+        if live is None or live[0] != (self.n_slots, self.size, self.table.width if self.table is not None else 0):
+            live = self._snapshot(now)
+        fleet = live[1]
         billing = self.billing
-        rollover = billing.time_to_rollover(billing.anchor(now), now)
-        # positional, in Fleet's field order: keywords would cost a microsecond a tick
-        return Fleet(now, self.boot_time, free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min,
-                     arr_max, arr_sum, dep_min, dep_max, billing.btu, rollover, self.catalog.capacity, self._type_order,
-                     rate, occupancy)
+        fleet.now, fleet.new_rollover = now, billing.time_to_rollover(billing.anchor(now), now)
+        return fleet
 
-    def _slot_views(self) -> tuple[tuple[int, int, int], tuple[np.ndarray, ...], Occupancy | None]:
-        """Views of slots ``[0, n_slots)`` for :meth:`fleet`, and their key: kept while slot count and arrays stay."""
+    def _snapshot(self, now: float) -> tuple[tuple[int, int, int], Fleet]:
+        """The live fleet of :meth:`fleet` (views of slots ``[0, n_slots)``) and its key (slot count, arrays)."""
         n, table = self.n_slots, self.table
         key = (n, self.size, table.width if table is not None else 0)
-        views = tuple(getattr(self, name)[:n] for name in _SNAPSHOT)
-        self._views = (key, views, table.occupancy(n) if table is not None else None)
-        return self._views
+        (free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min, arr_max, arr_sum, dep_min, dep_max,
+         rate) = (getattr(self, name)[:n] for name in _SNAPSHOT)
+        fleet = Fleet(now, self.boot_time, free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min,
+                      arr_max, arr_sum, dep_min, dep_max, self.billing.btu, 0.0, self.catalog.capacity,
+                      self._type_order, rate, table.occupancy(n) if table is not None else None)
+        self._live = (key, fleet)
+        return self._live
 
     def _clear_stats(self, slot: int) -> None:
         col = self.col

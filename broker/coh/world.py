@@ -104,6 +104,7 @@ class CohWorld:
         _check_fits(jobs, catalog)
         self.jobs, self.catalog, self.config, self.lookahead = jobs, catalog, config, lookahead
         self.billing, self.boot_time = config.billing(jobs.origin), config.boot_time
+        self._btu = self.billing.btu
         self.recorder = recorder if recorder is not None else Recorder()
         self._every = self.recorder.every
         self.reservations = reservations if reservations is not None else OnDemandOnly(catalog)
@@ -162,6 +163,11 @@ class CohWorld:
 
     def advance(self) -> Decision | None:
         """Run to the next decision tick with jobs to place; ``None`` once every job departed and every VM went."""
+        batch = self.next_batch()
+        return Decision(self.kernel.now, batch) if batch is not None else None
+
+    def next_batch(self) -> Batch | None:
+        """:meth:`advance`'s batch alone (the decision's time is :attr:`now`)."""
         if self._pending is not None:
             raise RuntimeError("the previous decision was not acted on (call act first)")
         if self.kernel.run(self._handlers):
@@ -170,10 +176,8 @@ class CohWorld:
             j = self.jobs
             if self._contiguous is not None:  # the jobs after the last ones handed over: views, not copies
                 lo, hi = self._contiguous
-                batch = Batch(index, j.arrival[lo:hi], j.runtime[lo:hi], j.r[lo:hi], j.user[lo:hi])
-            else:
-                batch = batch_of(index, j.arrival, j.runtime, j.r, j.user)
-            return Decision(self.kernel.now, batch)
+                return Batch(index, j.arrival[lo:hi], j.runtime[lo:hi], j.r[lo:hi], j.user[lo:hi])
+            return batch_of(index, j.arrival, j.runtime, j.r, j.user)
         if self._validator is not None:
             self._validator.at_end()
         return None
@@ -311,8 +315,11 @@ class CohWorld:
         pool, col = self.pool, self.pool.col
         if col.vm_id[slot] != vm_id:
             return
+        if col.n_jobs[slot]:  # busy: looked at again an hour later
+            self.kernel.schedule(now + self._btu, DEADLINE, payload)
+            return
         option = col.option[slot]
-        if col.n_jobs[slot] == 0 and (self._draining() or not self.reservations.always_on(option)):
+        if self._draining() or not self.reservations.always_on(option):
             vm_type = col.vm_type[slot]
             record = pool.release(slot, now)
             self.reservations.release(vm_type, option)
@@ -321,7 +328,7 @@ class CohWorld:
             if self._waiting:
                 self.ticker.request(now)
             return
-        self.kernel.schedule(now + self.billing.btu, DEADLINE, payload)
+        self.kernel.schedule(now + self._btu, DEADLINE, payload)
 
     def _draining(self) -> bool:
         """No job left to run: every VM goes at its next deadline, whatever its billing option."""
@@ -330,9 +337,9 @@ class CohWorld:
 
 def run(world: CohWorld, policy: Policy) -> RunRecord:
     """Drive ``world`` to its end with ``policy`` deciding at every decision tick."""
-    advance, act, decide, name = world.advance, world.act, policy.decide, policy.name
-    while (decision := advance()) is not None:
-        act(decide(decision.now, decision.batch, world), by=name)
+    next_batch, act, decide, name, kernel = world.next_batch, world.act, policy.decide, policy.name, world.kernel
+    while (batch := next_batch()) is not None:
+        act(decide(kernel.now, batch, world), by=name)
     return world.record(policy.stats())
 
 
