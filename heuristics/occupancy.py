@@ -60,6 +60,8 @@ def peaks(start: np.ndarray, end: np.ndarray, r: np.ndarray, s: np.ndarray, e: n
     return load
 
 
+#: Whole numbers up to this magnitude are doubles, and so is every sum of them that stays within it.
+_EXACT = float(2**53)
 #: One used entry of a row: its position in the row, and the job's start, end and requirement.
 Entry = tuple[int, float, float, float]
 
@@ -111,11 +113,21 @@ def sparse_sum(items: list[tuple[int, float]], n: int) -> float:
 
     NumPy adds pairwise (``pairwise_sum`` in ``loops_utils.h.src``); adding a zero changes no sum of
     values that are not negative zeros, so only the positions of the others decide the order. With
-    at most two, any order gives the same sum.
+    at most two, any order gives the same sum; so it does when every value is a whole number and
+    their magnitudes add up to at most 2**53 (every partial sum is then exact), as requirements are
+    in the workloads of this toolkit.
     """
-    if len(items) <= 2:
-        return sum([x for _, x in items], 0.0)
-    return _pairwise(sorted(items), 0, n)
+    if len(items) > 2:
+        total = size = 0.0
+        for _, x in items:
+            if not x.is_integer():
+                return _pairwise(sorted(items), 0, n)
+            total += x
+            size += abs(x)
+        if size > _EXACT:
+            return _pairwise(sorted(items), 0, n)
+        return total
+    return sum([x for _, x in items], 0.0)
 
 
 def _pairwise(items: list[tuple[int, float]], lo: int, n: int) -> float:

@@ -123,6 +123,25 @@ def test_sparse_sum_by_hand() -> None:
     assert sparse_sum([(0, 1.0), (64, d), (72, -d)], 128) == (1.0 + d) + -d == 0.0
 
 
+@settings(max_examples=200, deadline=None)
+@given(n=st.sampled_from([8, 9, 16, 32, 129]), seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([1, 10, 2**40]))
+def test_sparse_sum_of_whole_numbers_is_numpys_sum(n: int, seed: int, scale: int) -> None:
+    rng = np.random.default_rng(seed)
+    row = np.where(rng.random(n) < 0.6, rng.integers(1, 100, n) * float(scale), 0.0)
+    items = [(p, x) for p, x in enumerate(row.tolist()) if x != 0.0]
+    assert sparse_sum(items, n) == float(row[None].sum(axis=1)[0])
+
+
+def test_sparse_sum_takes_whole_numbers_in_any_order_only_while_every_sum_is_exact() -> None:
+    top, d = 2.0**53, 2.0**54  # whole numbers up to 2**53 are doubles; at 2**54 they are 4 apart
+    assert sparse_sum([(0, 2.0**52), (1, 1.0), (2, 2.0**52 - 1.0)], 8) == top  # magnitudes add up to 2**53
+    assert sparse_sum([(0, d), (1, 1.0), (2, -d), (3, 1.0)], 8) == (d + 1.0) + (-d + 1.0) == 0.0  # pairwise
+    assert sparse_sum([(0, d), (1, 1.0), (2, -d), (3, 1.0)], 5) == ((d + 1.0) + -d) + 1.0 == 1.0  # in order
+    assert sparse_sum([(0, 1.0), (1, top), (2, -top), (3, 1.0)], 8) == (1.0 + top) + (-top + 1.0) == 1.0
+    assert sparse_sum([(0, 1.0), (1, top), (2, 1.0)], 5) == (1.0 + top) + 1.0 == top  # 2**53 + 2: over the bound
+    assert sparse_sum([(0, 0.5), (1, 0.25), (2, 1.0)], 8) == 1.75  # not whole: pairwise, exact here as well
+
+
 def test_entries_peak_is_row_peak_of_the_padded_row() -> None:
     rng = np.random.default_rng(11)
     for _ in range(2000):
