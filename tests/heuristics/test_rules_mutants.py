@@ -338,6 +338,32 @@ def test_keys_read_after_vms_were_started_rank_the_started_ones_too(rule: str, f
     assert state.choose([(1, 90.0), (2, 100.0)], np.random.default_rng(0)) == (2 if rule == "LM" else 1)
 
 
+@pytest.mark.parametrize(("rule", "then"), [("CFH", 1), ("FFH", 2)])
+def test_a_vm_started_after_the_keys_were_read_gets_a_full_hour_to_its_rollover(rule: str, then: int) -> None:
+    # Slots 0 and 1 (20 and 33 min to their rollovers) both have room: the keys are read. Then a VM is
+    # started (slot 2, a full hour to go): CFH still takes slot 1 over it, FFH takes it.
+    f = fleet([Vm(50.0, ((900.0, 2000.0),), rollover=1200.0), Vm(50.0, ((900.0, 2000.0),), rollover=2000.0)], 2)
+    rng = np.random.default_rng(0)
+    state = ScalarState(VM_RULES[rule], f)
+    assert state.choose([(0, 50.0), (1, 50.0)], rng) == (0 if rule == "CFH" else 1)
+    state.opened()
+    assert state.choose([(1, 50.0), (2, 100.0)], rng) == then
+
+
+def test_a_vm_started_after_the_statistics_were_read_ranks_last_then_by_its_own_jobs_mean() -> None:
+    # LAA (the latest mean arrival first). Slot 0's jobs arrived at 1300 and 1500 (mean 1400), slot 1's at 900.
+    f = fleet([Vm(50.0, ((1300.0, 2000.0), (1500.0, 2000.0))), Vm(50.0, ((900.0, 2000.0),))], 2)
+    rng = np.random.default_rng(0)
+    state = ScalarState(VM_RULES["LAA"], f)
+    assert state.choose([(0, 50.0), (1, 50.0)], rng) == 0  # the means are read
+    state.placed(1, 950.0, 3000.0)  # slot 1: mean 925 over 2 jobs (the job counts are read)
+    state.opened()  # slot 2: no job yet, so it ranks after both
+    assert state.choose([(1, 50.0), (2, 100.0)], rng) == 1
+    state.placed(2, 1000.0, 4000.0)
+    state.placed(2, 2000.0, 5000.0)  # slot 2: mean (1000 + 2000) / 2 = 1500, later than slot 0's 1400
+    assert state.choose([(0, 50.0), (2, 80.0)], rng) == 2
+
+
 @pytest.mark.parametrize("rule", list(VM_RULES))
 def test_packing_warns_of_nothing(rule: str) -> None:
     # Over arrays (49 slots, 48 dead) with slots for new VMs: no division by zero or other warning on the way.

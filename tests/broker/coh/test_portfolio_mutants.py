@@ -417,3 +417,43 @@ def test_the_recorded_fields_of_each_tick() -> None:
          "ipp_vars": 12},
         {"now": NOW + 10, "jobs": 3, "winner": "own", "cost[own]": 0.75},
         {"now": NOW + 20, "jobs": 1, "winner": "own", "cost[own]": 0.25}]
+
+
+class StatsView(View):
+    """A view that keeps the ``stats`` each snapshot was asked with."""
+
+    def __init__(self, at: Fleet, recorder: Recorder | None = None) -> None:
+        super().__init__(at, recorder=recorder)
+        self.asked: list[object] = []
+
+    def fleet(self, *, stats: bool) -> Fleet:
+        self.asked.append(stats)
+        return self._fleet
+
+
+class Drawing(Member):
+    """A member that draws from the generator it is handed (as the Rnd rule does)."""
+
+    def plan(self, b: Batch, f: Fleet, rng: np.random.Generator) -> Plan:
+        self.draws = [*getattr(self, "draws", []), int(rng.integers(1000))]
+        return super().plan(b, f, rng)
+
+
+@pytest.mark.parametrize(("needs", "recorder"), [(True, Recorder()), (False, Recorder()), (True, MemoryRecorder())])
+def test_a_snapshot_is_asked_for_statistics_exactly_when_a_member_reads_them(needs: bool, recorder: Recorder) -> None:
+    member = Member("a", one_new(0))
+    member.needs_stats = needs  # type: ignore[misc]
+    view = StatsView(fleet(), recorder=recorder)
+    policy([member]).decide(NOW, batch([10]), view)
+    policy([Member("b", one_new(0)), member]).decide(NOW, batch([10]), view)
+    assert view.asked == [needs, needs] and all(type(s) is bool for s in view.asked)
+
+
+def test_one_heuristic_without_records_plans_alone_with_the_policys_generator_and_wins_every_tick() -> None:
+    # no records wanted, one member, no IPP: its plan as it is; three ticks, three wins
+    member = Drawing("a", one_new(0))
+    p = policy([member])
+    plans = [p.decide(NOW, batch([10] * n), View(fleet(), recorder=Recorder())) for n in (1, 2, 1)]
+    assert [placement(x)[1] for x in plans] == [[0], [0, 0], [0]]  # one new VM each tick
+    assert member.draws == np.random.default_rng(0).integers(1000, size=3).tolist()  # seed 0, one draw a tick
+    assert p.stats() == {"portfolio_ticks": 3, "wins": {"a": 3}} and p.ticks == 3
