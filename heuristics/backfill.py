@@ -22,18 +22,20 @@ Conservative details:
   therefore never takes the room an earlier queued job moves into.
 - A job running past its estimate is not scheduled around: from its estimated end its nodes count
   as free from now while it really holds them, so a reservation that counts on them cannot start.
-  Such a late reservation is shifted to now and refitted at each pass (later if need be), and it
-  can push later jobs. A promise stays what the scheduler promised at submission: an upper bound
-  on the start only when no estimate is below its run time. On KTH-SP2 (100 nodes, 475 of 28,475
-  jobs overrun) 112 jobs start after their promise: for 75 a job past its estimate still held
-  nodes at the promised start; the other 37 waited while some job ran past its estimate and were
-  pushed on by what it delayed.
+  Such a late reservation is shifted to now (a job submitted meanwhile is promised around it) and
+  fitted again from scratch at each pass, in its turn in queue order (later if need be); until
+  its turn it holds no nodes against the jobs before it, which could otherwise be fitted around a
+  hold that then moves away and wait for a start that no event reaches. A promise stays what the
+  scheduler promised at submission: an upper bound on the start only when no estimate is below
+  its run time. On KTH-SP2 (100 nodes, 475 of 28,475 jobs overrun) 114 jobs start after their
+  promise: for 97 a job past its estimate still held nodes at the promised start; the other 17
+  waited while some job ran past its estimate and were pushed on by what it delayed.
 - The free-node profile is kept from event to event (not rebuilt for each pass), and compression
   looks only at the jobs freed nodes could move: a job was put at its earliest fit and the profile
   has since only lost free nodes, except where nodes were freed (an end, a take, another job
-  moving), so it can only move into a window that overlaps those. A job whose start a late
-  reservation overfilled is refitted from scratch. The schedules are, to the last bit, those of
-  rebuilding the profile and refitting every job at every pass (tested against a plain reference).
+  moving, a late hold lifted), so it can only move into a window that overlaps those. The
+  schedules are, to the last bit, those of rebuilding the profile and refitting every job at every
+  pass (tested against a plain reference).
 
 :class:`Cluster` is the state (running jobs, the queue) and one scheduling pass; the hybrid site
 world (:mod:`broker.hybrid.world`) drives it event by event and may take waiting jobs elsewhere
@@ -79,7 +81,7 @@ class Cluster:
     _freed: bool = field(default=False, init=False, repr=False)  # a job ended or was taken since the last compression
     _freed_span: Span = field(default=NOTHING, init=False, repr=False)  # the intervals freed since then
     _carry: dict[int, Span] = field(default_factory=dict, init=False, repr=False)  # freed after a job's last refit
-    _overfull: bool = field(default=False, init=False, repr=False)  # a late reservation was shifted to now
+    _late: set[int] = field(default_factory=set, init=False, repr=False)  # shifted to now since the last compression
     _momentary: int = field(default=0, init=False, repr=False)  # waiting jobs asking for 0 s (holding no nodes)
 
     def __post_init__(self) -> None:
@@ -100,7 +102,7 @@ class Cluster:
         twin = copy.copy(self)
         twin.queue, twin.running, twin.promised = list(self.queue), dict(self.running), dict(self.promised)
         twin.head_reservation, twin.reserved = dict(self.head_reservation), dict(self.reserved)
-        twin._profile, twin._carry = self._profile.copy(), dict(self._carry)
+        twin._profile, twin._carry, twin._late = self._profile.copy(), dict(self._carry), set(self._late)
         return twin
 
     def submit(self, job: int, now: float) -> None:
@@ -218,8 +220,9 @@ class Cluster:
         """Bring the profile to ``now``: forget the past, and shift the late reservations to start now.
 
         A reservation is late when its start passed without the job starting (nodes held by a job
-        running past its estimate); it then holds its nodes from now for its estimate, which may
-        overfill the profile until the next compression refits every job.
+        running past its estimate); it then holds its nodes from now for its estimate (a job submitted
+        before the next compression is fitted around it), which may overfill the profile until that
+        compression lifts the hold and fits the job again.
         """
         self._profile.advance(now)
         reserved = self.reserved
@@ -231,35 +234,43 @@ class Cluster:
                     self._profile.add(start, start + d, p)
                     self._profile.add(now, now + d, -p)
                     reserved[job] = now
-            self._overfull = True
+                    self._late.add(job)
 
     def _compress(self, now: float) -> None:
-        """Move each reservation, in queue order, to its earliest fit (never later unless it no longer fits).
+        """Move each reservation, in queue order, to its earliest fit (never later, unless it is late).
 
-        Every job was put at its earliest fit when it was last fitted. Its start still fits unless
-        a shifted late reservation overfills the profile there (then it is refitted from scratch);
-        otherwise it can only move earlier, and only into a window that uses nodes freed since: by
-        an end or a take since the last compression, by a job moved after it in the last one
-        (``_carry``), or by a job moved before it in this one. Such a window starts, at a step with
-        enough free nodes, before the last freed interval ends; and it needs freed nodes before the
-        job's own start (from there on the job's own nodes are free for it), so the first freed
-        interval starts before the job does. Any other job is left alone. A job asking for 0 s
-        holds no nodes, so nothing keeps its start free: it is always refitted.
+        A late reservation (shifted to now by :meth:`_advance`) holds no nodes against the jobs before
+        it: its hold is lifted first, like freed nodes, and the job is fitted from scratch in its turn
+        (later if need be). Were it counted, a job before it could be fitted around a hold that then
+        moves away, and wait for a start that no event reaches. With those holds lifted the profile
+        is not overfilled, so every other job's start still fits (it was put at its earliest fit when
+        it was last fitted): it can only move earlier, and only into a window that uses nodes freed
+        since: by an end, a take or a lifted late hold since the last compression, by a job moved
+        after it in the last one (``_carry``), or by a job moved before it in this one. Such a window
+        starts, at a step with enough free nodes, before the last freed interval ends; and it needs
+        freed nodes before the job's own start (from there on the job's own nodes are free for it),
+        so the first freed interval starts before the job does. Any other job is left alone. A job
+        asking for 0 s holds no nodes, so nothing keeps its start free: it is always refitted.
         """
         self._advance(now)
-        overfull, self._overfull = self._overfull, False
+        late, self._late = self._late, set()
+        for job in late:
+            start = self.reserved.get(job)
+            if start is not None:  # still waiting (neither started nor taken): its hold from now is lifted
+                self._free_nodes(start, start + self._est[job], self._width[job])
         (first, last), self._freed_span = self._freed_span, NOTHING  # what was freed, from first to last
         carry, self._carry = self._carry, {}
         self._freed = False
-        if not (overfull or self._momentary or carry or last > now):
+        if not (late or self._momentary or carry or last > now):
             return
         profile, reserved, width, est = self._profile, self.reserved, self._width, self._est
         room = profile.most_free(before=last)  # no window can start on a step with fewer free nodes
         moves: list[tuple[int, float, float]] = []  # queue position, old start and end of each job moved
         for pos, job in enumerate(self.queue):
             p, d, old = width[job], est[job], reserved[job]
-            if d <= 0 or (overfull and profile.least(old, old + d) < 0):
-                new = self._refit_from_scratch(job, old)
+            if d <= 0 or job in late:  # holds no nodes now (asks for 0 s, or late and lifted): fitted from scratch
+                new = profile.earliest(p, d)
+                profile.add(new, new + d, -p)
             else:
                 since, until, space = first, last, room
                 if job in carry:  # also freed by the jobs moved after it in the last compression
@@ -279,14 +290,6 @@ class Cluster:
                 first, last = min(first, old), max(last, old + d)
                 room = profile.most_free(before=last)
         self._carry = _carried(self.queue, moves)
-
-    def _refit_from_scratch(self, job: int, old: float) -> float:
-        """Move ``job``'s hold from ``old`` to its earliest fit (later if ``old`` no longer fits); returns it."""
-        p, d, profile = self._width[job], self._est[job], self._profile
-        profile.add(old, old + d, p)
-        new = profile.earliest(p, d)
-        profile.add(new, new + d, -p)
-        return new
 
 
 def _union(a: Span, b: Span) -> Span:
@@ -355,11 +358,6 @@ class _Profile:
             times.insert(k, t)
             self.free.insert(k, self.free[k - 1])
         return k
-
-    def least(self, start: float, end: float) -> int:
-        """The fewest free nodes on a step between ``start`` and ``end`` (``start`` from the profile's start on)."""
-        times = self.times
-        return min(self.free[bisect_right(times, start) - 1:bisect_left(times, end)])
 
     def most_free(self, before: float) -> float:
         """The most free nodes on a step that starts before ``before`` (-inf: none)."""

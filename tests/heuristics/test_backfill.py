@@ -1,5 +1,5 @@
 """Conservative backfilling (:class:`heuristics.backfill.Cluster`): promises at an instant where nodes were freed,
-and the fast profile against a plainly written reference (same starts and promises to the last bit)."""
+the fast profile against a plainly written reference (same starts and promises to the last bit), late reservations."""
 
 from __future__ import annotations
 
@@ -182,8 +182,9 @@ class Reference:
 
     Free nodes at a time are counted from scratch (running jobs free their nodes at their estimated
     end, or now if that is past; a reservation holds its nodes from ``max(start, now)`` for its
-    estimate), and a job's earliest start is the first candidate time (now, or a time where the count
-    changes) whose whole window has room.
+    estimate, but a late one, its start past, holds none against the jobs before it in the queue),
+    and a job's earliest start is the first candidate time (now, or a time where the count changes)
+    whose whole window has room.
     """
 
     def __init__(self, m: int, jobs: RigidJobs) -> None:
@@ -229,8 +230,10 @@ class Reference:
         self.freed = False
 
     def holds(self, now: float, but: int) -> list[tuple[float, float, int]]:
-        """(from, to, nodes) of every reservation but ``but``'s."""
-        return [(max(s, now), max(s, now) + self.est[j], self.width[j]) for j, s in self.reserved.items() if j != but]
+        """(from, to, nodes) of every reservation but ``but``'s and those of the late jobs after it in the queue."""
+        after = set(self.queue[self.queue.index(but) + 1:])
+        return [(max(s, now), max(s, now) + self.est[j], self.width[j]) for j, s in self.reserved.items()
+                if j != but and not (j in after and s < now)]
 
     def free_at(self, t: float, now: float, holds: list[tuple[float, float, int]]) -> int:
         released = sum(self.width[j] for j, end in self.running.items() if max(end, now) <= t)
@@ -289,6 +292,48 @@ def test_a_copy_goes_on_as_the_original_would(data, split) -> None:
     jobs = jobs_of(data)
     split_at = float(jobs.submit[0]) + split
     assert stepped(jobs, split_at, detour=True) == stepped(jobs, split_at, detour=False)
+
+
+# -- late reservations (a job running past its estimate) ---------------------------------------------------
+
+# 6 nodes, every job submitted at 0; jobs 0 and 2 run past their estimates (2 s and 3 s for 1 s).
+LATE = rigid([0] * 6, [2, 1, 3, 1, 3, 2], [4, 3, 4, 4, 3, 4], estimate=[1, 1, 1, 1, 3, 2])
+
+
+def test_a_late_reservation_holds_no_nodes_against_the_jobs_before_it() -> None:
+    # Promises: job 0 [0, 1), 1 [1, 2), 2 [2, 3), 3 [3, 4), 4 [4, 7), 5 [7, 9). Job 0 holds its 4
+    # nodes until 2: at 2 job 1 is late and is fitted again, at 4 (beside job 4), and job 2 starts,
+    # to hold 4 nodes until 5. At 5 jobs 1, 3 and 4 are late; fitted in queue order, job 1 takes
+    # [5, 6) and starts, job 3 [6, 7), job 4 [9, 12) (job 5 holds 4 nodes over [7, 9)). Were the later
+    # late jobs' holds at 5 counted, job 1 would go to 6 around them, job 3 to 9 and job 4 to 10, with
+    # nothing running and nothing left to happen: [5, 6) idle and the run stopped with 4 jobs queued.
+    cluster = Cluster(6, LATE, "conservative")
+    for job in range(6):
+        cluster.submit(job, 0.0)
+    assert cluster.promised == {0: 0.0, 1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0, 5: 7.0}
+    assert cluster.schedule(0.0) == [0]
+    cluster.finish(0)
+    assert cluster.schedule(2.0) == [2]
+    assert cluster.reserved == {1: 4.0, 3: 3.0, 4: 4.0, 5: 7.0}
+    cluster.finish(2)
+    assert cluster.schedule(5.0) == [1]
+    assert cluster.reserved == {3: 6.0, 4: 9.0, 5: 7.0}
+    cluster.finish(1)
+    assert cluster.schedule(6.0) == [3]
+    cluster.finish(3)
+    assert cluster.schedule(7.0) == [5]
+    cluster.finish(5)
+    assert cluster.schedule(9.0) == [4]
+
+
+def test_the_late_case_replays_to_the_end_as_the_reference_does() -> None:
+    schedule, world = replay(LATE, 6, "conservative")
+    assert world.finished()
+    assert schedule.start.tolist() == [0, 5, 2, 6, 9, 7]
+    assert schedule.promised.tolist() == [0, 1, 2, 3, 4, 7]
+    log, promised = run_with(Reference(6, LATE), LATE, 6, 0.0)
+    assert log == sorted(zip(range(6), schedule.start.tolist(), [LOCAL] * 6, strict=True))
+    assert promised == dict(enumerate(schedule.promised.tolist()))
 
 
 # -- refusals and edges, hand-worked ----------------------------------------------------------------------
