@@ -4,7 +4,8 @@ Each test drives :class:`broker.coh.pool.Pool` directly: ``start`` / ``add`` / `
 and the fleet snapshot. Every expected value is worked out by hand in the comment beside it, never by
 the code under test. The cases sit on the pool's boundaries: a VM started exactly when the 64 initial
 slots are full, the release of exactly the last slot, a slot reused after a departure, a VM's
-statistics before and after a departure. Types of the price book: small (100 units, 0.065 $/h),
+statistics before and after a departure, the one live snapshot handed out again until the slot count
+changes, a refreshed sum of negative-zero arrivals. Types of the price book: small (100 units, 0.065 $/h),
 large (410 units, 0.26 $/h); billing in exact one-hour units from the start (anchor(now) = now).
 """
 
@@ -243,3 +244,51 @@ def test_a_refreshed_arrival_sum_is_numpys_sum_of_the_jobs_left_as_if_the_depart
     assert fleet.arr_sum[0] == expected
     if n <= 7:  # VM 1's sum, kept job by job, is the same in-order sum
         assert fleet.arr_sum[1] == expected
+
+
+# --- the live snapshot ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("intervals", [True, False])
+def test_the_snapshot_is_one_live_fleet_handed_out_again_until_the_slot_count_changes(intervals: bool) -> None:
+    # With and without the interval table (the key's width is the table's 8, or 0 without one): two VMs,
+    # then three snapshots at the same slot count, the same object each time with its clock set again
+    # (exact billing: anchor(now) = now, so a new VM rolls over a full 3600 s from now). A job placed in
+    # between shows through the views: the large VM 0 has 410 - 10 = 400 free. A third VM changes the
+    # slot count: a new fleet of 3 slots, and the old one still shows its 2.
+    p = pool(intervals=intervals)
+    p.start(LARGE, 0.0)
+    p.start(SMALL, 0.0)
+    first = snapshot(p, 0.0, [], [], stats=False)
+    assert (first.now, first.new_rollover) == (0.0, 3600.0)
+    again = snapshot(p, 1800.0, [], [], stats=False)
+    assert again is first and (first.now, first.new_rollover) == (1800.0, 3600.0)
+    p.add(0, 0, 10.0, 1800.0, 2000.0, 200.0)
+    third = snapshot(p, 1900.0, [1800.0], [2000.0], stats=True)
+    assert third is first and first.now == 1900.0
+    assert first.free.tolist() == [400.0, 100.0] and first.n_jobs.tolist() == [1, 0]
+    p.start(SMALL, 1900.0)
+    grown = snapshot(p, 1900.0, [1800.0], [2000.0], stats=False)
+    assert grown is not first and len(grown) == 3 and len(first) == 2
+    assert grown.free.tolist() == [400.0, 100.0, 100.0]
+    assert snapshot(p, 2000.0, [1800.0], [2000.0], stats=False) is grown and grown.now == 2000.0
+
+
+@pytest.mark.parametrize("n", [2, 7])
+def test_a_refreshed_sum_of_negative_zero_arrivals_keeps_its_sign_as_if_the_departed_job_never_came(n: int) -> None:
+    # Two large VMs host the same n jobs, each arriving at -0.0 (IEEE 754: -0.0 + -0.0 = -0.0, so the sum
+    # kept job by job, -0.0 for the first job then += -0.0, stays -0.0). VM 0 also hosted a job arriving
+    # at 5.0, which left: its statistics are refreshed from the n jobs left, summed in order as add()
+    # keeps them, ((-0.0 + -0.0) + ...) = -0.0, the sign included, up to 7 values; VM 1 never hosted
+    # that job and kept -0.0. (NumPy 2's sum of negative zeros is +0.0: its reduction starts from +0.0.)
+    p = pool()
+    for slot in (p.start(LARGE, 0.0), p.start(LARGE, 0.0)):
+        for k in range(n):
+            p.add(slot, 100 * slot + k, 1.0, -0.0, 1000.0, 10.0)
+    p.add(0, 99, 1.0, 5.0, 1000.0, 10.0)
+    p.remove(0, 99, 1.0)
+    arrival, departure = np.full(200, np.nan), np.full(200, 1000.0)
+    arrival[[*range(n), *range(100, 100 + n)]] = -0.0
+    fleet = p.fleet(0.0, stats=True, arrival=arrival, departure=departure)
+    assert fleet.arr_sum.tolist() == [0.0, 0.0] and np.signbit(fleet.arr_sum).tolist() == [True, True]
+    assert fleet.arr_min.tolist() == [0.0, 0.0] and fleet.n_jobs.tolist() == [n, n]

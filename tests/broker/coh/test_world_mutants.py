@@ -19,6 +19,7 @@ from broker.coh.world import run as run_world
 from broker.pricing.book import HOURS_PER_YEAR, load_price_book
 from broker.pricing.reservations import HEAVY_CODE, LIGHT_CODE, ReservationPlan, ReservedCapacity
 from broker.sim.recorder import MemoryRecorder, Recorder
+from broker.sim.validate import InvariantError
 from heuristics.fleet import Plan
 from tests.conftest import trace_path
 from workloads.cache import load_trace
@@ -424,3 +425,94 @@ def test_on_a_real_trace_every_snapshot_shows_each_vms_latest_departure_and_one_
         runs.append(record)
     assert runs[0].job_vm.tolist() == runs[1].job_vm.tolist()
     assert runs[0].job_start.tolist() == runs[1].job_start.tolist()
+
+
+def test_a_fresh_batch_is_a_read_only_view_of_the_job_table() -> None:
+    # Jobs 0 and 1 (arrival 1,000, none waiting) are handed at 870 as a slice of the job table: the batch's
+    # columns are views of the table's and its index is a view of the world's positions 0, 1, ... (read-only,
+    # so a policy cannot rewrite the positions later batches are cut from). Once job 0 waits, the batch
+    # [0, 2] at 1,870 is gathered instead.
+    jobs = table([1000, 1000, 2000], [100, 200, 300], [10, 20, 30], user=[4, 5, 6])
+    w = world(jobs)
+    d = w.advance()
+    assert d is not None and d.now == 870.0 and d.batch.index.tolist() == [0, 1]
+    b = d.batch
+    for mine, theirs in ((b.arrival, jobs.arrival), (b.runtime, jobs.runtime), (b.r, jobs.r), (b.user, jobs.user)):
+        assert np.shares_memory(mine, theirs)
+    assert b.index.flags.writeable is False
+    with pytest.raises(ValueError, match="read-only"):
+        b.index[0] = 1
+    w.act(on_new([1], 0))
+    assert w.advance() is not None  # job 1's departure at 1,200 brings a tick for the waiting job 0
+    w.act(None)
+    d = w.advance()
+    assert d is not None and d.now == 1870.0 and d.batch.index.tolist() == [0, 2]
+    assert d.batch.arrival.tolist() == [1000.0, 2000.0] and not np.shares_memory(d.batch.arrival, jobs.arrival)
+
+
+def test_a_snapshot_with_statistics_after_a_departure_shows_the_remaining_jobs_only() -> None:
+    # A (1,000 for 100 s) goes at 870 on a new VM (ready 990): 1,000-1,100; B (1,000) waits. At 920 C (1,050 for
+    # 500 s) joins A's VM: 1,050-1,550, B waits again. A's departure at 1,100 brings a tick for B; the VM then
+    # hosts C alone, so a snapshot asked for statistics shows C's: arrivals 1,050 (min, max and sum), departures
+    # 1,550 (before the refresh they still counted A: min 1,000, sum 2,050, earliest departure 1,100).
+    w = world(table([1000, 1000, 1050], [100, 10, 500], [50, 10, 60]))
+    d = w.advance()
+    assert d is not None and d.now == 870.0 and d.batch.index.tolist() == [0, 1]
+    w.act(on_new([0], 0))
+    d = w.advance()
+    assert d is not None and d.now == 920.0 and d.batch.index.tolist() == [1, 2]
+    w.act(on_slot([1], 0, 1))
+    assert (w.job_start[2], w.job_end[2]) == (1050.0, 1550.0)
+    d = w.advance()
+    assert d is not None and d.now == 1100.0 and d.batch.index.tolist() == [1]
+    fleet = w.fleet(stats=True)
+    assert int(fleet.n_jobs[0]) == 1
+    assert (float(fleet.arr_min[0]), float(fleet.arr_max[0]), float(fleet.arr_sum[0])) == (1050.0, 1050.0, 1050.0)
+    assert (float(fleet.dep_min[0]), float(fleet.dep_max[0])) == (1550.0, 1550.0)
+
+
+def test_the_interval_check_adds_up_three_fractional_loads_in_the_rows_order() -> None:
+    # A, B, C (100.5 units each, 1,000-2,000) and D (200 units, 2,000-2,100) on one new VM (ready 990), D
+    # first: 200 + 3 * 100.5 = 501.5 units are booked on 410, so placing C checks the peak over C's window
+    # 1,000-2,000: A, B and C are held at its start (D starts at its end), three fractional loads that are
+    # summed as NumPy would over the row (pairwise): 301.5, within the capacity, so the plan stands.
+    # Look-ahead 1,130: A, B, C are handed at -130 and wait, D joins them at 870.
+    w = world(table([1000, 1000, 1000, 2000], [1000, 1000, 1000, 100], [100.5, 100.5, 100.5, 200]),
+              lookahead=1130.0)
+    d = w.advance()
+    assert d is not None and d.now == -130.0 and d.batch.index.tolist() == [0, 1, 2]
+    w.act(None)
+    d = w.advance()
+    assert d is not None and d.now == 870.0 and d.batch.index.tolist() == [0, 1, 2, 3]
+    w.act(on_new([3, 0, 1, 2], 0))
+    assert w.job_vm.tolist() == [0, 0, 0, 0] and float(w.pool.free[0]) == -91.5
+    assert w.job_start.tolist() == [1000.0, 1000.0, 1000.0, 2000.0]
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_the_validator_of_a_tick_rule_world_counts_every_job_not_departed(twin: bool) -> None:
+    # Tick rule, validated: A (300 units) runs 1,000-1,100 on a new VM; B (300 units) arrives 1,100 and is
+    # handed at 970. Handing the VM 300 more units of room than it has lets B on: its jobs never run at
+    # the same time (peak 300), but neither has departed at 970, so the tick rule's check sees 600 > 410
+    # (before noticing the books' 300 used). A copy of the world checks the same way.
+    w = CohWorld(table([1000, 1100], [100, 100], [300, 300]), CATALOG, EngineConfig(validate=True, capacity="tick"),
+                 lookahead=130.0)
+    assert w.advance() is not None
+    w.act(on_new([0], 0))
+    if twin:
+        w = w.copy()
+    d = w.advance()
+    assert d is not None and d.now == 970.0 and d.batch.index.tolist() == [1]
+    w.pool.free[0] += 300.0
+    with pytest.raises(InvariantError, match="^" + re.escape("t=970.0: VM 0 holds 600.0 > capacity 410.0") + "$"):
+        w.act(on_slot([0], 0, 1))
+
+
+def test_a_start_that_ties_is_the_arrival_itself_as_max_would_give() -> None:
+    # A heavy reservation is ready at the first tick, 0.0 (grid(-0.0 - 0) with no look-ahead), and the job
+    # arrives at -0.0: arrival, tick and readiness are equal, and max(-0.0, 0.0, 0.0) is the arrival, -0.0
+    w = world(table([-0.0], [10], [50]), lookahead=0.0, reservations=reserved("reserved-heavy"))
+    d = w.advance()
+    assert d is not None and d.now == 0.0 and float(w.pool.ready_at[0]) == 0.0
+    w.act(on_slot([0], 0, 1))
+    assert np.signbit(w.job_start[0]) and w.job_start[0] == 0.0 and w.job_end[0] == 10.0
