@@ -114,8 +114,8 @@ def sparse_sum(items: list[tuple[int, float]], n: int) -> float:
     NumPy adds pairwise (``pairwise_sum`` in ``loops_utils.h.src``); adding a zero changes no sum of
     values that are not negative zeros, so only the positions of the others decide the order. With
     at most two, any order gives the same sum; so it does when every value is a whole number and
-    their magnitudes add up to at most 2**53 (every partial sum is then exact), as requirements are
-    in the workloads of this toolkit.
+    their magnitudes add up to less than 2**53 (every partial sum is then exact), as requirements
+    are in the workloads of this toolkit.
     """
     if len(items) > 2:
         total = size = 0.0
@@ -124,7 +124,7 @@ def sparse_sum(items: list[tuple[int, float]], n: int) -> float:
                 return _pairwise(sorted(items), 0, n)
             total += x
             size += abs(x)
-        if size > _EXACT:
+        if size >= _EXACT:  # a size below it was added up exactly, and so is every partial sum
             return _pairwise(sorted(items), 0, n)
         return total
     return sum([x for _, x in items], 0.0)

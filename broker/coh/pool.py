@@ -40,7 +40,11 @@ _FEW = 7
 
 
 def _in_order(values: list[float]) -> float:
-    """``((v0 + v1) + v2) + ...``: NumPy's sum of fewer than 8 values, to the last bit."""
+    """``((v0 + v1) + v2) + ...``: NumPy's sum of fewer than 8 values, to the last bit.
+
+    But for the sign of a sum of negative zeros: NumPy starts from +0.0, this (as :meth:`Pool.add`,
+    which adds a slot's arrivals one by one from the first) keeps -0.0.
+    """
     total = values[0]
     for v in values[1:]:
         total += v

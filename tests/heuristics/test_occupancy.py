@@ -138,7 +138,9 @@ def test_sparse_sum_takes_whole_numbers_in_any_order_only_while_every_sum_is_exa
     assert sparse_sum([(0, d), (1, 1.0), (2, -d), (3, 1.0)], 8) == (d + 1.0) + (-d + 1.0) == 0.0  # pairwise
     assert sparse_sum([(0, d), (1, 1.0), (2, -d), (3, 1.0)], 5) == ((d + 1.0) + -d) + 1.0 == 1.0  # in order
     assert sparse_sum([(0, 1.0), (1, top), (2, -top), (3, 1.0)], 8) == (1.0 + top) + (-top + 1.0) == 1.0
-    assert sparse_sum([(0, 1.0), (1, top), (2, 1.0)], 5) == (1.0 + top) + 1.0 == top  # 2**53 + 2: over the bound
+    assert sparse_sum([(0, 1.0), (1, top), (2, 1.0)], 5) == (1.0 + top) + 1.0 == top  # in order, not 2**53 + 2
+    # magnitudes that add up past 2**53 may round to it exactly: from 2**53 on, the order is NumPy's
+    assert sparse_sum([(2, top), (0, 1.0), (1, 1.0)], 5) == (1.0 + 1.0) + top == top + 2.0
     assert sparse_sum([(0, 0.5), (1, 0.25), (2, 1.0)], 8) == 1.75  # not whole: pairwise, exact here as well
 
 

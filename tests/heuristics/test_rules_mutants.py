@@ -508,3 +508,98 @@ def test_lm_takes_a_new_vms_room_now_while_all_its_jobs_run(size: int) -> None:
     f = interval_fleet([((900.0, 5000.0, 71.0),)], size)
     b = batch((1000.0, 4000.0, 70.3), (1000.0, 4000.0, 0.7), (1000.0, 100.0, 1.0))
     check(plan("FCFS-LM", b, f), size, [0, 1, 2], ["N0", "N0", "N0"], [0])
+
+
+# --- the packing loop over lists: _ExactRoom (heuristics/packing.py) ---------------------------------------------
+# The mutation run after _pack_small read each slot's earliest end / latest start once per call (_ExactRoom). A VM's
+# room over a run is its capacity less the summed load of the jobs running at the start, NumPy's pairwise sum over
+# the row: the fleet's entries at their positions in the row, the call's own jobs after them (width + p). Below 8
+# positions the sum goes one by one in position order; from 8, in 8 lanes (position modulo 8) added in pairs, then
+# the positions past the last whole block of 8 one by one. So where the call's jobs sit, and how wide the row is,
+# show in the last bit.
+ROOM_AFTER_70_5 = 100.0 - ((0.1 + 70.3) + 0.1)  # 29.500000000000014: 0.1 + 70.3 rounds down
+ROOM_AFTER_71 = 100.0 - ((((0.1 + 0.1) + 0.4) + 70.3) + 0.1)  # 29.000000000000014: one by one, 70.99999999999999
+
+
+def test_the_summed_loads_round_as_these_cases_need() -> None:
+    assert (0.1 + 0.1) + 70.3 == 70.5 and 100.0 - 70.5 == 29.5 < ROOM_AFTER_70_5
+    assert ((0.1 + 0.1) + (0.4 + 70.3)) + 0.1 == 71.0 and 100.0 - 71.0 == 29.0 < ROOM_AFTER_71
+
+
+def without_table(f: Fleet) -> Fleet:
+    """``f`` with a copy of its occupancy that has no live table: rooms read from the NumPy rows."""
+    assert f.occupancy is not None
+    return dataclasses.replace(f, occupancy=f.occupancy.frozen())
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_job_that_arrived_before_now_is_checked_over_its_run_from_now(size: int) -> None:
+    # Interval rule. Slot 0 hosts a job of r 60 over [950, 5000): room now 40. The job (arrived 900, r 50, 30 s)
+    # starts now, 1000, so it runs [1000, 1030) beside the hosted job: room 40 < 50 -> new VM N0 (CFH). Over
+    # [900, 930), from its arrival, the hosted job would not have started yet: room 100.
+    f = interval_fleet([((950.0, 5000.0, 60.0),)], size)
+    check(plan("FCFS-CFH", batch((900.0, 30.0, 50.0)), f), size, [0], ["N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_job_on_a_booting_vm_is_checked_over_its_run_from_when_it_is_ready(size: int) -> None:
+    # Interval rule, no live VM. Job 0 (arrives 1000, r 60, 100 s) starts VM N0, ready at 1100: it runs
+    # [1100, 1200), N0's room now 40. Job 1 (arrives 1000, r 50, 50 s) would start on N0 at 1100 too: room 40 < 50
+    # -> new VM N1 (CFH). Over [1000, 1050), from its arrival, job 0 would not have started yet: room 100.
+    b = batch((1000.0, 100.0, 60.0), (1000.0, 50.0, 50.0))
+    check(plan("FCFS-CFH", b, interval_fleet([], size)), size, [0, 1], ["N0", "N1"], [0, 0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_vm_started_before_any_room_was_read_takes_its_room_now_while_all_its_jobs_run(size: int) -> None:
+    # Interval rule, no live VM, so no slot's bounds are read before job 0 starts N0 (ready at 1100). Jobs 0 (r 70.3)
+    # and 1 (r 0.7, LM: N0 is the only VM with room) run [1100, 5100): N0's latest start 1100. Job 2 (r
+    # (100 - 70.3) - 0.7 = 29.000000000000004, 100 s) runs [1100, 1200) while both run: its room is the room now,
+    # which holds it exactly -> N0, no second VM (the summed load, 71, would leave 29 only).
+    b = batch((1000.0, 4000.0, 70.3), (1000.0, 4000.0, 0.7), (1000.0, 100.0, (100.0 - 70.3) - 0.7))
+    check(plan("FCFS-LM", b, interval_fleet([], size)), size, [0, 1, 2], ["N0", "N0", "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("live", [True, False], ids=["table", "rows"])
+def test_the_calls_jobs_count_after_the_row_in_their_placement_order(size: int, live: bool) -> None:
+    # Interval rule; with the live table and with the NumPy rows. Slot 0 hosts a job of r 0.1 over [900, 5000)
+    # (position 0 of a row 2 wide) and one of r 10 over [9000, 9500) (position 1): room now 89.9. Job 0 (r 0.1)
+    # and job 1 (r 70.3), both from 1000 for 100 s, fit the room now -> slot 0, at positions 2 and 3. Job 2 (r
+    # ROOM_AFTER_70_5, 100 s) falls short of the room now (19.5); slot 0's latest start is 9000, so its room is
+    # 100 less the load at 1000 summed in position order, (0.1 + 0.1) + 70.3 = 70.5: 29.5 < ROOM_AFTER_70_5 ->
+    # new VM N0. Summed as (0.1 + 70.3) + 0.1 it would hold the job.
+    f = interval_fleet([((900.0, 5000.0, 0.1), (9000.0, 9500.0, 10.0))], size)
+    f = f if live else without_table(f)
+    assert f.occupancy is not None and f.occupancy.r.shape[1] == 2
+    b = batch((1000.0, 100.0, 0.1), (1000.0, 100.0, 70.3), (1000.0, 100.0, ROOM_AFTER_70_5))
+    check(plan("FCFS-CFH", b, f), size, [0, 1, 2], [0, 0, "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("live", [True, False], ids=["table", "rows"])
+def test_the_calls_jobs_widen_the_row_they_are_summed_over(size: int, live: bool) -> None:
+    # Interval rule. Slot 0 hosts jobs of r 0.1, 0.1, 0.4, 70.3 over [900, 5000) and one of r 10 over [9000, 9500):
+    # five entries, a row 8 wide. Job 0 (r 0.1, 1000 for 100 s) fits the room now -> slot 0, position 8. Job 1 (r
+    # ROOM_AFTER_71, 100 s) falls short of the room now (about 19); the latest start is 9000, so its room is 100
+    # less the load at 1000 over a row of 9: lanes 0-3, ((0.1 + 0.1) + (0.4 + 70.3)) = 70.9, then position 8,
+    # + 0.1 = 71: 29 < ROOM_AFTER_71 -> new VM N0. Over a row of 7 (one by one) the sum, 70.99999999999999, would
+    # leave room for the job.
+    f = interval_fleet([((900.0, 5000.0, 0.1), (900.0, 5000.0, 0.1), (900.0, 5000.0, 0.4), (900.0, 5000.0, 70.3),
+                         (9000.0, 9500.0, 10.0))], size)
+    f = f if live else without_table(f)
+    assert f.occupancy is not None and f.occupancy.r.shape[1] == 8
+    b = batch((1000.0, 100.0, 0.1), (1000.0, 100.0, ROOM_AFTER_71))
+    check(plan("FCFS-CFH", b, f), size, [0, 1], [0, "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_new_vm_of_a_type_past_the_shared_arrays(size: int) -> None:
+    # Tick rule, 193 VM types of capacity 100, type 192 the most cost-efficient. Slot 0 is full: the job (r 50)
+    # starts a VM of type 192 -> new_types [192], one value past the shared one-value arrays (0 .. 191).
+    assert len(packing._ONE) == 192
+    f = dataclasses.replace(fleet([Vm(0.0)], size), type_capacity=np.full(193, 100.0),
+                            type_order=np.array([192, *range(192)]))
+    p = plan("FCFS-CFH", batch((1000.0, 100.0, 50.0)), f)
+    check(p, size, [0], ["N0"], [192])
+    check_dtypes(p)
