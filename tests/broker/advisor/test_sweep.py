@@ -72,7 +72,8 @@ def test_a_cell_is_a_direct_evaluation_of_its_configuration(grid, reference) -> 
     assert (one["saved_time_s"], one["no_cutoff_saved_time_s"]) == pytest.approx((420_078.0, -5_069_073.0))
     assert (ten["jobs_to_cloud"], ten["saved_time_s"], ten["no_cutoff_jobs_to_cloud"]) == (0, 0.0, 152)
     assert (ten["no_cutoff_saved_time_s"], ten["oracle_saved_time_s"]) == pytest.approx((-39_524_280.0, 8_020_334.0))
-    assert on["rmse_wait_promises_alone_s"] == pytest.approx(88_635.397, abs=0.01)
+    # (recorded; 88,635.397 before conservative backfilling stopped counting late reservations against earlier jobs)
+    assert on["rmse_wait_promises_alone_s"] == pytest.approx(88_315.739, abs=0.01)
     assert off["rmse_wait_s"] != on["rmse_wait_s"] and off["rmse_run_s"] == on["rmse_run_s"]
     assert "rmse_wait_promises_alone_s" not in off
 
