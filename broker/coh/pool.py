@@ -285,25 +285,23 @@ class Pool:
         """
         if stats and self.dirty:
             self._refresh(arrival, departure)
+        key = (self.n_slots, self.size, self.table.width if self.table is not None else 0)
         live = self._live
-        if live is None or live[0] != (self.n_slots, self.size, self.table.width if self.table is not None else 0):
-            live = self._snapshot(now)
-        fleet = live[1]
+        fleet = live[1] if live is not None and live[0] == key else self._snapshot(now, key)
         billing = self.billing
         fleet.now, fleet.new_rollover = now, billing.time_to_rollover(billing.anchor(now), now)
         return fleet
 
-    def _snapshot(self, now: float) -> tuple[tuple[int, int, int], Fleet]:
-        """The live fleet of :meth:`fleet` (views of slots ``[0, n_slots)``) and its key (slot count, arrays)."""
+    def _snapshot(self, now: float, key: tuple[int, int, int]) -> Fleet:
+        """The live fleet of :meth:`fleet`: views of slots ``[0, n_slots)``, kept with ``key`` (slot count, arrays)."""
         n, table = self.n_slots, self.table
-        key = (n, self.size, table.width if table is not None else 0)
         (free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min, arr_max, arr_sum, dep_min, dep_max,
          rate) = (getattr(self, name)[:n] for name in _SNAPSHOT)
         fleet = Fleet(now, self.boot_time, free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min,
                       arr_max, arr_sum, dep_min, dep_max, self.billing.btu, 0.0, self.catalog.capacity,
                       self._type_order, rate, table.occupancy(n) if table is not None else None)
         self._live = (key, fleet)
-        return self._live
+        return fleet
 
     def _clear_stats(self, slot: int) -> None:
         col = self.col

@@ -229,7 +229,7 @@ class CohWorld:
 
     def _tick(self, now: float, _: object) -> bool:
         ticker = self.ticker
-        ticker.last, ticker.at = now, math.inf  # ticker.fired(now)
+        ticker.last, ticker.at = now, math.inf  # ticker.fired(now), inline on the hot path
         self.ticks += 1
         end = bisect_right(self._arrival, now + self.lookahead, lo=self._next_new)
         fresh = self._positions[self._next_new:end]
@@ -315,19 +315,17 @@ class CohWorld:
         pool, col = self.pool, self.pool.col
         if col.vm_id[slot] != vm_id:
             return
-        if col.n_jobs[slot]:  # busy: looked at again an hour later
-            self.kernel.schedule(now + self._btu, DEADLINE, payload)
-            return
-        option = col.option[slot]
-        if self._draining() or not self.reservations.always_on(option):
-            vm_type = col.vm_type[slot]
-            record = pool.release(slot, now)
-            self.reservations.release(vm_type, option)
-            if self._validator is not None:
-                self._validator.at_release(record)
-            if self._waiting:
-                self.ticker.request(now)
-            return
+        if not col.n_jobs[slot]:  # idle: released unless its reservation keeps it until the run drains
+            option = col.option[slot]
+            if self._draining() or not self.reservations.always_on(option):
+                vm_type = col.vm_type[slot]
+                record = pool.release(slot, now)
+                self.reservations.release(vm_type, option)
+                if self._validator is not None:
+                    self._validator.at_release(record)
+                if self._waiting:
+                    self.ticker.request(now)
+                return
         self.kernel.schedule(now + self._btu, DEADLINE, payload)
 
     def _draining(self) -> bool:
