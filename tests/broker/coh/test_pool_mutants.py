@@ -292,3 +292,18 @@ def test_a_refreshed_sum_of_negative_zero_arrivals_keeps_its_sign_as_if_the_depa
     fleet = p.fleet(0.0, stats=True, arrival=arrival, departure=departure)
     assert fleet.arr_sum.tolist() == [0.0, 0.0] and np.signbit(fleet.arr_sum).tolist() == [True, True]
     assert fleet.arr_min.tolist() == [0.0, 0.0] and fleet.n_jobs.tolist() == [n, n]
+
+
+def test_the_snapshot_is_made_again_when_the_interval_table_widens() -> None:
+    # One large VM; the table's rows are 8 wide. A snapshot, then nine jobs of 1 unit each on the VM
+    # (the ninth widens every row to 16): the next snapshot is a new fleet whose occupancy shows all
+    # nine jobs in a 16-wide row (the old one's views still show the 8-wide arrays of before).
+    p = pool()
+    p.start(LARGE, 0.0)
+    before = snapshot(p, 0.0, [], [], stats=False)
+    assert before.occupancy is not None and before.occupancy.r.shape == (1, 8)
+    for job in range(9):
+        p.add(0, job, 1.0, 10.0, 500.0 + job, 100.0)
+    after = snapshot(p, 20.0, [], [], stats=False)
+    assert after is not before and after.occupancy is not None and after.occupancy.r.shape == (1, 16)
+    assert after.occupancy.r[0].sum() == 9.0 and after.free[0] == 401.0
