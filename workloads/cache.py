@@ -183,14 +183,15 @@ def load_trace(
     path_or_name: str | PathLike[str],
     *,
     lenient: bool = False,
+    strict: bool = False,
     mirror: str | None = None,
     cache: Path | None = None,
 ) -> SwfTrace:
     """Read a trace given as a file path or a registered name (see :func:`resolve_trace`).
 
-    ``lenient`` is passed to :func:`workloads.swf.read_swf`.
+    ``lenient`` and ``strict`` are passed to :func:`workloads.swf.read_swf`.
     """
-    return read_swf(resolve_trace(path_or_name, mirror=mirror, cache=cache), lenient=lenient)
+    return read_swf(resolve_trace(path_or_name, mirror=mirror, cache=cache), lenient=lenient, strict=strict)
 
 
 def _known(entries: dict[str, TraceEntry]) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from workloads.errors import ConfigError, InputError
-from workloads.jobs import FilterReport, check_rows, filter_rows
+from workloads.jobs import FilterReport, check_rows, count_kept, filter_rows, partial_executions
 
 Parallel = Literal["expand", "one"]
 
@@ -87,14 +87,16 @@ def cores_view(trace: pd.DataFrame, *, parallel: Parallel = "expand",
     """The one-core jobs of a trace DataFrame (see the module docstring)."""
     if parallel not in ("expand", "one"):
         raise ConfigError(f"parallel must be 'expand' or 'one', got {parallel!r}")
+    parts, alone = partial_executions(trace)
     checks = {
+        **parts,
         "submit time unknown": trace["submit_time"].isna(),
         "run time unknown or < 0": trace["run_time"].isna() | (trace["run_time"] < 0),
     }
     keep, removed = filter_rows(checks, len(trace))
     kept = trace[keep]
     group_ids = kept["group_id"].fillna(-1).to_numpy(dtype=np.int64)
-    flagged = {"with unknown group (one shared group)": int((group_ids == -1).sum())}
+    flagged = {"with unknown group (one shared group)": int((group_ids == -1).sum()), **count_kept(alone, keep)}
     width = np.ones(len(kept), dtype=np.int64)
     procs = kept["allocated_procs"].where(kept["allocated_procs"] > 0, kept["requested_procs"])
     if parallel == "expand":

@@ -29,7 +29,14 @@ import numpy as np
 import pandas as pd
 
 from workloads.errors import ConfigError, InputError, require_finite
-from workloads.jobs import STATUS_CANCELLED, FilterReport, check_rows, filter_rows
+from workloads.jobs import (
+    STATUS_CANCELLED,
+    FilterReport,
+    check_rows,
+    count_kept,
+    filter_rows,
+    partial_executions,
+)
 
 Parallel = Literal["one", "expand"]
 MB = 1e6
@@ -117,7 +124,9 @@ def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "
         bytes_out = trace["output_bytes"].to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         bytes_in, bytes_out = (volumes or VolumeModel()).draw(len(trace), seed=seed)
+    parts, alone = partial_executions(trace)
     checks = {
+        **parts,
         "submit time unknown": trace["submit_time"].isna(),
         "run time unknown or < 0": trace["run_time"].isna() | (trace["run_time"] < 0),
         "cancelled by the user (status 5)": (trace["status"] == STATUS_CANCELLED) & drop_cancelled,
@@ -126,7 +135,7 @@ def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "
     keep, removed = filter_rows(checks, len(trace))
     kept = trace[keep]
     user_ids = kept["user_id"].fillna(-1).to_numpy(dtype=np.int64)
-    flagged = {"with unknown user (one shared user)": int((user_ids == -1).sum())}
+    flagged = {"with unknown user (one shared user)": int((user_ids == -1).sum()), **count_kept(alone, keep)}
     width = np.ones(len(kept), dtype=np.int64)
     if parallel == "expand":
         procs = kept["allocated_procs"].where(kept["allocated_procs"] > 0, kept["requested_procs"])

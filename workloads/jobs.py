@@ -18,6 +18,39 @@ from workloads.errors import InputError
 STATUS_FAILED = 0
 STATUS_COMPLETED = 1
 STATUS_CANCELLED = 5
+#: The status codes of a partial execution's line (a job checkpointed or swapped out, SWF's usage notes).
+STATUS_PARTIAL = (2, 3, 4)
+#: The reasons of :func:`partial_executions`, as the views count them.
+PARTIAL_REMOVED = "partial execution (status 2-4) of a job listed whole"
+PARTIAL_KEPT = "partial execution (status 2-4) without a whole-job line, run as a job"
+
+
+def partial_executions(trace: pd.DataFrame) -> tuple[dict[str, pd.Series], dict[str, pd.Series]]:
+    """The partial-execution lines a view removes, and those it keeps as jobs of their own, by reason.
+
+    A log with checkpointing lists a job once whole (status 0, 1 or 5, its total run time) and each
+    of its partial executions again under the same job number (status 2, 3 or 4): a view runs the
+    whole job and removes its partial lines, so no work counts twice. A partial line whose number
+    has no whole line (a log that lists only the parts) is the only record of that work: kept.
+    Both maps are empty for a log without partial executions (or without a status or job number
+    column), so that a view lists these reasons only where they can apply.
+    """
+    if "status" not in trace.columns or "job_id" not in trace.columns:
+        return {}, {}
+    partial = trace["status"].isin(STATUS_PARTIAL).to_numpy(dtype=bool, na_value=False)
+    if not partial.any():
+        return {}, {}
+    ids = trace["job_id"]
+    whole = ids[~partial & ids.notna().to_numpy()]
+    listed = ids.isin(whole.to_numpy()).to_numpy(dtype=bool, na_value=False)
+    index = trace.index
+    return ({PARTIAL_REMOVED: pd.Series(partial & listed, index=index)},
+            {PARTIAL_KEPT: pd.Series(partial & ~listed, index=index)})
+
+
+def count_kept(masks: dict[str, pd.Series], keep: np.ndarray) -> dict[str, int]:
+    """How many of the kept rows each mask holds, by its reason."""
+    return {why: int((mask.to_numpy(dtype=bool) & keep).sum()) for why, mask in masks.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +230,12 @@ def job_view(
 
     The filter, applied in this order, counts every job it removes:
 
-    1. ``submit time unknown``: SWF field 2 is ``-1``;
-    2. ``run time unknown or <= 0``: SWF field 4 is ``-1`` or not positive, so the job occupies
+    1. a partial execution of a job listed whole (:func:`partial_executions`; one without a whole
+       line is kept and counted in ``FilterReport.kept_flagged``);
+    2. ``submit time unknown``: SWF field 2 is ``-1``;
+    3. ``run time unknown or <= 0``: SWF field 4 is ``-1`` or not positive, so the job occupies
        no machine time and cannot be placed meaningfully;
-    3. ``status failed`` / ``status cancelled`` (SWF field 11 = 0 / 5): removed only when named in
+    4. ``status failed`` / ``status cancelled`` (SWF field 11 = 0 / 5): removed only when named in
        ``drop_status``; by default they are kept, because they held a machine for their run time,
        and counted in ``FilterReport.kept_flagged``.
 
@@ -228,15 +263,12 @@ def job_view(
     if unknown:
         raise InputError(f"drop_status: unknown status group(s) {sorted(unknown)}; use {sorted(STATUS_GROUPS)}")
     r_all = requirements(reqs, len(trace), seed=seed)
-    submit = trace["submit_time"]
     run = trace["run_time"]
     status = trace["status"]
-    keep = submit.notna().to_numpy(dtype=bool, copy=True)
-    removed = {"submit time unknown": int((~keep).sum())}
-    bad_run = (run.isna() | (run <= 0)).to_numpy(dtype=bool, na_value=True) & keep
-    removed["run time unknown or <= 0"] = int(bad_run.sum())
-    keep &= ~bad_run
-    flagged: dict[str, int] = {}
+    parts, alone = partial_executions(trace)
+    keep, removed = filter_rows({**parts, "submit time unknown": trace["submit_time"].isna(),
+                                 "run time unknown or <= 0": run.isna() | (run <= 0)}, len(trace))
+    flagged: dict[str, int] = count_kept(alone, keep)
     for group, code in STATUS_GROUPS.items():
         hit = (status == code).to_numpy(dtype=bool, na_value=False) & keep
         if group in drop_status:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from workloads.errors import InputError
-from workloads.jobs import FilterReport, check_rows, filter_rows
+from workloads.jobs import FilterReport, check_rows, count_kept, filter_rows, partial_executions
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,9 @@ class RigidJobs:
 def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterReport]:
     """The jobs of an SWF trace for an ``nodes``-node cluster (see the module docstring)."""
     width = trace["allocated_procs"].where(trace["allocated_procs"] > 0, trace["requested_procs"])
+    parts, alone = partial_executions(trace)
     checks = {
+        **parts,
         "submit time unknown": trace["submit_time"].isna(),
         "run time unknown or < 0": trace["run_time"].isna() | (trace["run_time"] < 0),
         "processors unknown": width.isna() | (width <= 0),
@@ -60,7 +62,7 @@ def rigid_view(trace: pd.DataFrame, *, nodes: int) -> tuple[RigidJobs, FilterRep
     kept = trace[keep]
     unknown = kept["requested_time"].isna() | (kept["requested_time"] <= 0)  # NA compares to neither
     estimate = kept["requested_time"].where(~unknown, kept["run_time"])
-    flagged = {"requested time unknown (run time used)": int(unknown.sum())}
+    flagged = {"requested time unknown (run time used)": int(unknown.sum()), **count_kept(alone, keep)}
     order = np.argsort(kept["submit_time"].to_numpy(dtype=np.float64), kind="stable")
     jobs = RigidJobs(submit=kept["submit_time"].to_numpy(dtype=np.float64)[order],
                      runtime=kept["run_time"].to_numpy(dtype=np.float64)[order],

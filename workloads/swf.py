@@ -1,9 +1,16 @@
-"""Read Standard Workload Format (SWF) traces into DataFrames.
+"""Read Standard Workload Format (SWF) traces into DataFrames: refuse syntax, count semantics.
 
-An SWF file (Parallel Workloads Archive, SWF v2.2) is a block of ``; Key: value`` header lines
-followed by one line of 18 whitespace-separated numbers per job, ``-1`` meaning unknown. Lines
+An SWF file (Parallel Workloads Archive, SWF v2.0 to v2.2) is a block of ``; Key: value`` header
+lines followed by one line of 18 whitespace-separated numbers per job, ``-1`` meaning unknown. Lines
 starting with ``;`` are comments anywhere in the file. Files may be plain or gzip-compressed;
-compression is detected from the gzip magic bytes, not from the file name.
+compression is detected from the gzip magic bytes, not from the file name. A file without a header
+is read as well.
+
+A line that cannot be parsed (a field that is not a number, a wrong number of fields) is refused
+with file, line and field; ``lenient`` skips such lines and counts them by reason. A value that
+parses but lies outside what the format documents (a status code of -4, a negative fraction, ids
+out of order) is settled by the stated rule of :mod:`workloads.oddities` and counted by reason in
+:attr:`SwfTrace.flagged`; ``strict`` refuses at the first one instead.
 
 Reading is streaming: the (decompressed) byte stream is fed to pandas' C parser in chunks. Only
 when that fast path fails (a malformed line) is the file read again line by line, to name the
@@ -18,7 +25,6 @@ import gzip
 import io
 import itertools
 import logging
-import math
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -32,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from workloads.errors import InputError
+from workloads.oddities import Oddity, settle
 from workloads.schema import COLUMN_NAMES, INTEGER_COLUMNS, SWF_COLUMNS, from_float_columns
 
 logger = logging.getLogger(__name__)
@@ -44,8 +51,6 @@ CHUNK_ROWS = 100_000
 MAX_EXAMPLES = 5
 
 _GZIP_MAGIC = b"\x1f\x8b"
-#: float64 represents every integer up to this magnitude exactly.
-_MAX_EXACT_INT = 2**53
 _IS_INT_COLUMN = np.array([name in INTEGER_COLUMNS for name in COLUMN_NAMES])
 _NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 #: A job line that is certainly valid (integers of at most 15 digits, plain decimals).
@@ -122,8 +127,8 @@ class SwfTrace:
     Attributes
     ----------
     frame : pd.DataFrame
-        One row per job record, columns and dtypes of :data:`workloads.schema.SWF_COLUMNS`
-        (times in seconds), ``-1`` read as ``pd.NA``.
+        One row per job line read, columns and dtypes of :data:`workloads.schema.SWF_COLUMNS`
+        (times in seconds), ``-1`` read as ``pd.NA``, odd values settled (:mod:`workloads.oddities`).
     header : SwfHeader
         The header block.
     path : Path
@@ -132,6 +137,14 @@ class SwfTrace:
         Malformed lines skipped (lenient mode only; 0 otherwise).
     skipped_examples : tuple of (int, str)
         The first few skipped lines as (1-based line number, reason).
+    skipped_by_reason : dict of str to int
+        The skipped lines counted by what was wrong (``"not a number"``, ``"wrong number of fields"``, ...).
+    flagged : dict of str to int
+        Lines (job lines, and header lines for a typed header value) holding a value the format does not
+        document, counted by reason (``"status: undocumented code -4, read as unknown"``); each such line is
+        read by the reason's rule.
+    flagged_examples : tuple of (int, str)
+        The first line of each reason, as (1-based line number, reason), in file order.
     """
 
     frame: pd.DataFrame
@@ -139,22 +152,27 @@ class SwfTrace:
     path: Path
     skipped: int = 0
     skipped_examples: tuple[tuple[int, str], ...] = ()
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)
+    flagged: dict[str, int] = field(default_factory=dict)
+    flagged_examples: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(slots=True)
-class _Skips:
-    """Lines skipped in lenient mode: a count and the first few (line, reason)."""
+class _Tally:
+    """Lines counted by reason, with the first few as (line, reason)."""
 
     count: int = 0
+    by_reason: dict[str, int] = field(default_factory=dict)
     examples: list[tuple[int, str]] = field(default_factory=list)
 
-    def add(self, line: int, reason: str) -> None:
-        self.count += 1
+    def add(self, line: int, reason: str, kind: str, times: int = 1) -> None:
+        self.count += times
+        self.by_reason[kind] = self.by_reason.get(kind, 0) + times
         if len(self.examples) < MAX_EXAMPLES:
             self.examples.append((line, reason))
 
 
-def read_swf(path: str | PathLike[str], *, lenient: bool = False) -> SwfTrace:
+def read_swf(path: str | PathLike[str], *, lenient: bool = False, strict: bool = False) -> SwfTrace:
     """Read an SWF trace, plain or gzip-compressed.
 
     Parameters
@@ -164,40 +182,84 @@ def read_swf(path: str | PathLike[str], *, lenient: bool = False) -> SwfTrace:
     lenient : bool
         Skip malformed lines (counted in ``SwfTrace.skipped``, one warning logged) instead of
         raising.
+    strict : bool
+        Refuse the first value the format does not document (:mod:`workloads.oddities`; fractional
+        seconds, which it permits, excepted) instead of settling and counting it.
 
     Returns
     -------
     SwfTrace
-        The jobs, the header and what was skipped.
+        The jobs, the header, what was skipped and what was flagged.
 
     Raises
     ------
     SwfFormatError
-        On the first malformed line (strict mode): wrong number of fields, a token that is not a
-        number, a non-integral value in an integer column, a typed header value out of range
-        (``MaxProcs`` and the other counts in [0, 2**53], ``UnixStartTime`` in [0, 253402300799]:
-        lenient mode skips the header line, the field is then None); or a truncated/corrupt gzip stream.
+        On the first malformed line (unless ``lenient``): wrong number of fields, a token that is not
+        a number; a carriage return inside a header line; a truncated/corrupt gzip stream. With
+        ``strict``, also on the first odd value, naming its line and field.
     """
     path = Path(path)
-    skips = _Skips()
+    skips = _Tally()
     try:
         with open_stream(path) as stream:
             texts = list(_header_lines(stream))
             _refuse_carriage_returns(texts, path)
-            header = _checked_header(parse_header(texts), texts, path, skips, lenient=lenient)
+            header, odd_header = _checked_header(parse_header(texts), texts)
             values = _fast_values(stream)
+        lines = None
         if values is None:
             with open_stream(path) as stream:
-                values = _checked_values(stream, path, skips, lenient=lenient)
+                values, lines = _checked_values(stream, path, skips, lenient=lenient)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         message = f"{path.name}: gzip stream is truncated or corrupt ({exc})"
         raise SwfFormatError(message, path=path) from exc
+    values, oddities = settle(values)
+    if strict:
+        _refuse_first(odd_header, oddities, path, lines)
+    flagged = _flagged(odd_header, oddities, path, lines)
     if skips.count:
         line, reason = skips.examples[0]
         message = "%s: skipped %d malformed line(s); first at line %d: %s"
         logger.warning(message, path.name, skips.count, line, reason)
     frame = from_float_columns(dict(zip(COLUMN_NAMES, values.T, strict=True)))
-    return SwfTrace(frame, header, path, skips.count, tuple(skips.examples))
+    return SwfTrace(frame, header, path, skips.count, tuple(skips.examples), dict(skips.by_reason), *flagged)
+
+
+def _refuse_first(odd_header: list[tuple[int, str]], oddities: list[Oddity], path: Path,
+                  lines: np.ndarray | None) -> None:
+    """``strict``: refuse the first odd header value, else the first odd value on a job line, by line."""
+    if odd_header:
+        line, problem = odd_header[0]
+        raise SwfFormatError(f"{path.name}:{line}: {problem} (--strict refuses it; without --strict the field is "
+                             "ignored and counted)", path=path, line=line)
+    refused = [o for o in oddities if not o.documented]
+    if not refused:
+        return
+    first = min(refused, key=lambda o: (int(o.rows[0]), o.field))
+    line = int(_line_numbers(path, lines)[first.rows[0]])
+    raise SwfFormatError(f"{path.name}:{line}: {first.refusal()}", path=path, line=line)
+
+
+def _flagged(odd_header: list[tuple[int, str]], oddities: list[Oddity], path: Path,
+             lines: np.ndarray | None) -> tuple[dict[str, int], tuple[tuple[int, str], ...]]:
+    """The flagged lines counted by reason, and the first line of each reason in file order."""
+    counts = {reason: 1 for _, reason in odd_header}
+    examples = list(odd_header)
+    if oddities:
+        numbers = _line_numbers(path, lines)
+        for oddity in oddities:
+            counts[oddity.reason] = counts.get(oddity.reason, 0) + len(oddity.rows)
+            examples.append((int(numbers[oddity.rows[0]]), oddity.reason))
+    return counts, tuple(sorted(examples))
+
+
+def _line_numbers(path: Path, lines: np.ndarray | None) -> np.ndarray:
+    """The 1-based file line of each job row: ``lines`` when the checked path recorded them, else counted again."""
+    if lines is not None:
+        return lines
+    with open_stream(path) as stream:
+        return np.array([n for n, raw in enumerate(stream, start=1) if raw.split(b";", 1)[0].strip()],
+                        dtype=np.int64)
 
 
 def parse_header(lines: Iterable[str]) -> SwfHeader:
@@ -239,21 +301,19 @@ def parse_header(lines: Iterable[str]) -> SwfHeader:
     )
 
 
-def _checked_header(header: SwfHeader, texts: list[str], path: Path, skips: _Skips, *, lenient: bool) -> SwfHeader:
-    """Refuse (or, lenient, drop and count as skipped) typed header values out of range; the message names the line."""
+def _checked_header(header: SwfHeader, texts: list[str]) -> tuple[SwfHeader, list[tuple[int, str]]]:
+    """Drop typed header values out of range (the field becomes None); each as (line, problem)."""
+    odd = []
     for key, bound in _HEADER_BOUNDS.items():
         value = getattr(header, _HEADER_ATTRIBUTES[key])
         if value is None or 0 <= value <= bound:
             continue
         keys = (_HEADER_FIELD.match(text) for text in texts)
-        number = next((i for i, m in enumerate(keys, start=1) if m and m[1] == key), None)
-        problem = f"header field {key}: {value} is out of range (0 to {bound})"
-        if not lenient:
-            raise SwfFormatError(f"{path.name}:{number}: {problem}", path=path, line=number)
-        skips.add(number or 0, problem)
+        number = next((i for i, m in enumerate(keys, start=1) if m and m[1] == key), 0)
+        odd.append((number, f"header field {key}: {value} is out of range (0 to {bound}), ignored"))
         dropped: dict[str, Any] = {_HEADER_ATTRIBUTES[key]: None}
         header = dataclasses.replace(header, **dropped)
-    return header
+    return header, odd
 
 
 def _header_int(fields: dict[str, str], key: str) -> int | None:
@@ -307,7 +367,9 @@ _NOT_IN_NUMBERS = (b"t", b"T", b"f", b"F", b'"', b"\x0b", b"\x0c")
 def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
     """Read all job lines as a float64 ``(n, 18)`` array; None if any line is not clean.
 
-    pandas pads short lines; with ``na_filter=False`` the padding is a conversion error.
+    pandas pads short lines; with ``na_filter=False`` the padding is a conversion error. pandas reads
+    ``inf`` as a number: a value that is not finite sends the file to the checked path, which tells
+    the word (refused) from a number too large for a float (settled).
     """
     data = stream.read()
     if any(byte in data for byte in _NOT_IN_NUMBERS):  # each a memchr-fast scan
@@ -324,72 +386,50 @@ def _fast_values(stream: io.BufferedIOBase) -> np.ndarray | None:
     if any(block.shape[1] != N_FIELDS for block in blocks):
         return None
     values = np.concatenate(blocks) if blocks else np.empty((0, N_FIELDS))
-    return values if _is_clean(values) else None
-
-
-def _is_clean(values: np.ndarray) -> bool:
-    """Check that all values are finite, none below -1, and integer columns hold exactly representable integers."""
-    ints = values[:, _IS_INT_COLUMN]
-    return bool(
-        np.isfinite(values).all()
-        and (values >= -1).all()
-        and (ints == np.trunc(ints)).all()
-        and (np.abs(ints) <= _MAX_EXACT_INT).all()
-    )
+    return values if np.isfinite(values).all() else None
 
 
 def _checked_values(
-    stream: io.BufferedIOBase, path: Path, skips: _Skips, *, lenient: bool
-) -> np.ndarray:
-    """Read job lines after checking each in Python (the slow path); see :func:`read_swf`."""
-    lines = _valid_lines(stream, path, skips, lenient=lenient)
+    stream: io.BufferedIOBase, path: Path, skips: _Tally, *, lenient: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Read job lines after checking each in Python (the slow path): the values and each row's file line."""
+    numbers: list[int] = []
+    lines = _valid_lines(stream, path, skips, numbers, lenient=lenient)
     blocks = []
     while batch := list(itertools.islice(lines, CHUNK_ROWS)):
         blocks.append(_parse_block(b"".join(batch), path))
-    return np.concatenate(blocks) if blocks else np.empty((0, N_FIELDS))
+    values = np.concatenate(blocks) if blocks else np.empty((0, N_FIELDS))
+    return values, np.array(numbers, dtype=np.int64)
 
 
 def _valid_lines(
-    stream: io.BufferedIOBase, path: Path, skips: _Skips, *, lenient: bool
+    stream: io.BufferedIOBase, path: Path, skips: _Tally, numbers: list[int], *, lenient: bool
 ) -> Iterator[bytes]:
-    """Yield the data part of each valid job line; raise on (or skip) malformed ones."""
+    """Yield the data part of each valid job line, its number appended to ``numbers``; refuse (or skip) the rest."""
     for number, raw in enumerate(stream, start=1):
         data = raw.split(b";", 1)[0]
         if not data.strip():
             continue
         data = data.strip(b" \t\r\n")
         tokens = _SEPARATOR.split(data)
-        clean = _GOOD_LINE.fullmatch(data) and not any(t[:1] == b"-" and float(t) < -1 for t in tokens)
-        problem = None if clean else _line_problem(tokens)
+        problem = None if _GOOD_LINE.fullmatch(data) else _line_problem(tokens)
         if problem is None:
+            numbers.append(number)
             yield b" ".join(tokens) + b"\n"
         elif lenient:
-            skips.add(number, problem)
+            skips.add(number, problem[0], problem[1])
         else:
-            raise SwfFormatError(f"{path.name}:{number}: {problem}", path=path, line=number)
+            raise SwfFormatError(f"{path.name}:{number}: {problem[0]} (--lenient skips such lines and counts them)",
+                                 path=path, line=number)
 
 
-def _line_problem(tokens: list[bytes]) -> str | None:
-    """Say why a job line's fields are invalid (``"field 4 (run_time): 'x' is not a number"``)."""
+def _line_problem(tokens: list[bytes]) -> tuple[str, str] | None:
+    """Why a job line cannot be parsed (``"field 4 (run_time): 'x' is not a number"``) and the kind of fault."""
     if len(tokens) != N_FIELDS:
-        return f"expected {N_FIELDS} fields, found {len(tokens)}"
+        return f"expected {N_FIELDS} fields, found {len(tokens)}", "wrong number of fields"
     for number, (token, name) in enumerate(zip(tokens, COLUMN_NAMES, strict=True), start=1):
-        problem = _token_problem(token, integral=name in INTEGER_COLUMNS)
-        if problem is not None:
-            return f"field {number} ({name}): {token.decode('latin-1')!r} {problem}"
-    return None
-
-
-def _token_problem(token: bytes, *, integral: bool) -> str | None:
-    if not _NUMBER.fullmatch(token):
-        return "is not a number"
-    value = float(token)
-    if not math.isfinite(value):
-        return "is out of range"
-    if value < -1:
-        return "is negative (SWF writes -1 for unknown, and no field is below it)"
-    if integral and not (value.is_integer() and abs(value) <= _MAX_EXACT_INT):
-        return "is not an integer"
+        if not _NUMBER.fullmatch(token):
+            return f"field {number} ({name}): {token.decode('latin-1')!r} is not a number", "not a number"
     return None
 
 
@@ -399,9 +439,25 @@ def _parse_block(block: bytes, path: Path) -> np.ndarray:
         values = pd.read_csv(io.BytesIO(block), **_CSV_OPTIONS).to_numpy(dtype=np.float64)
     except (ValueError, OverflowError) as exc:
         raise SwfFormatError(f"{path.name}: cannot parse job lines: {exc}", path=path) from exc
-    if values.shape[1] != N_FIELDS or not _is_clean(values):
+    if values.shape[1] != N_FIELDS:
         raise SwfFormatError(f"{path.name}: cannot parse job lines", path=path)
     return values
+
+
+def site_size(trace: SwfTrace) -> tuple[int | None, str]:
+    """The site's processors and where the number comes from.
+
+    The header's ``MaxProcs`` (SWF 2.1 on), else its ``MaxNodes`` (SWF 2.0, where a node is a
+    processor), else the widest job's processors (allocated, else requested); ``(None, "")`` when
+    the log records none of them.
+    """
+    header = trace.header
+    if header.max_procs:
+        return header.max_procs, "MaxProcs"
+    if header.max_nodes:
+        return header.max_nodes, "MaxNodes"
+    widest = _int_or_none(trace.frame[["allocated_procs", "requested_procs"]].max().max())
+    return (widest, "the widest job") if widest else (None, "")
 
 
 def trace_info(trace: SwfTrace) -> dict[str, Any]:
@@ -415,8 +471,10 @@ def trace_info(trace: SwfTrace) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``path``; ``jobs`` (records read); ``skipped``; ``first_submit``, ``last_submit`` and
-        ``span_s`` (seconds since the trace origin); ``first_submit_utc``/``last_submit_utc``
+        ``path``; ``jobs`` (records read); ``skipped`` (malformed lines skipped, lenient mode),
+        ``skipped_by_reason``, ``skipped_examples``; ``flagged`` (lines with a value the format does not
+        document, by reason) and ``flagged_examples`` (the first line of each reason); ``first_submit``,
+        ``last_submit`` and ``span_s`` (seconds since the trace origin); ``first_submit_utc``/``last_submit_utc``
         (ISO 8601, None without ``UnixStartTime`` or past year 9999); ``unix_start_time``;
         ``time_zone_string``; ``max_procs`` (header ``MaxProcs``, else the largest
         allocated/requested processor count); ``max_nodes`` (header ``MaxNodes``);
@@ -434,6 +492,10 @@ def trace_info(trace: SwfTrace) -> dict[str, Any]:
         "path": str(trace.path),
         "jobs": len(frame),
         "skipped": trace.skipped,
+        "skipped_by_reason": dict(trace.skipped_by_reason),
+        "skipped_examples": [{"line": line, "reason": reason} for line, reason in trace.skipped_examples],
+        "flagged": dict(trace.flagged),
+        "flagged_examples": [{"line": line, "reason": reason} for line, reason in trace.flagged_examples],
         "first_submit": first,
         "last_submit": last,
         "span_s": None if first is None or last is None else last - first,

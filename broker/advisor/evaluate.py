@@ -44,6 +44,20 @@ class Protocol:
         if not (1 <= self.tune <= self.skip and self.evaluate >= 1):
             raise ConfigError(f"the protocol needs 1 <= tune <= skip and evaluate >= 1, got {self}")
 
+    @classmethod
+    def fitting(cls, n: int) -> Protocol:
+        """The paper's protocol (tune 500, skip 10,000, evaluate 10,000), or half and half on a shorter trace.
+
+        ``n`` replayable jobs, at least 2 (one to learn from, one to evaluate).
+        """
+        if n >= 20_000:
+            return cls()
+        if n < 2:
+            raise ConfigError(f"the trace has {n} replayable job(s); the advisor needs 2 (one learns, one is "
+                              "evaluated)")
+        skip = n // 2
+        return cls(tune=min(500, skip), skip=skip, evaluate=n - skip)
+
     def windows(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The tuning rows and the evaluated rows of an ``n``-job trace."""
         if n < self.skip + self.evaluate:

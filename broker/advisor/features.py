@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from workloads.errors import ConfigError
-from workloads.jobs import FilterReport, filter_rows
+from workloads.jobs import FilterReport, count_kept, filter_rows, partial_executions
 
 CATEGORIES = ("user", "group", "queue")
 NUMBERS = ("submit_s", "requested_time_s", "requested_procs", "queue_size", "queued_work", "remaining_work",
@@ -87,7 +87,9 @@ def known(frame: pd.DataFrame, query: int, label: str) -> np.ndarray:
 def _replayable(trace: pd.DataFrame, max_procs: int) -> tuple[pd.DataFrame, FilterReport]:
     held = trace["allocated_procs"].where(trace["allocated_procs"] > 0, trace["requested_procs"])
     procs = trace["requested_procs"].where(trace["requested_procs"] > 0, trace["allocated_procs"])
+    parts, alone = partial_executions(trace)
     checks = {
+        **parts,
         "submit time unknown": trace["submit_time"].isna(),
         "wait time unknown": trace["wait_time"].isna() | (trace["wait_time"] < 0),
         "run time unknown": trace["run_time"].isna() | (trace["run_time"] < 0),
@@ -99,7 +101,7 @@ def _replayable(trace: pd.DataFrame, max_procs: int) -> tuple[pd.DataFrame, Filt
     jobs = jobs.iloc[np.argsort(jobs["submit_time"].to_numpy(dtype=np.int64), kind="stable")]
     jobs = jobs.fillna({"user_id": -1, "group_id": -1, "queue": -1})
     unknown = ~(jobs["requested_time"] > 0).fillna(False)
-    flagged = {"requested time unknown (its work counts as 0)": int(unknown.sum())}
+    flagged = {"requested time unknown (its work counts as 0)": int(unknown.sum()), **count_kept(alone, keep)}
     return jobs, FilterReport(read=len(trace), kept=len(jobs), removed=removed, kept_flagged=flagged)
 
 

@@ -40,6 +40,7 @@ from broker.sweep import Cell, Memo
 from workloads.cache import load_trace
 from workloads.errors import ConfigError, InputError
 from workloads.jobs import FilterReport
+from workloads.swf import site_size
 
 #: The version of the cells' meaning (part of every cell's key): bump it when a cell computes something else.
 CELL_NAME = "advisor-v3"
@@ -73,38 +74,43 @@ def speed_of(text: str) -> Speed:
     raise ConfigError(f"speed {text!r}: use linear:O or table:FILE (a CSV procs,ratio)")
 
 
-def trace_features(trace: str) -> tuple[pd.DataFrame, FilterReport]:
+def trace_features(trace: str, lenient: bool = False) -> tuple[pd.DataFrame, FilterReport]:
     """The advisor's features of every replayable job of ``trace`` and what the replay removed, once per process.
 
-    The machine is the header's MaxProcs; its start time and time zone place the weekday and the time of day.
+    The machine is the site's size (:func:`workloads.swf.site_size`: the header's MaxProcs, else MaxNodes, else
+    the widest job); its start time and time zone place the weekday and the time of day. ``lenient`` skips the
+    trace's lines that cannot be parsed.
     """
     def build() -> tuple[pd.DataFrame, FilterReport]:
-        swf = load_trace(trace)
-        if not swf.header.max_procs:
-            raise ConfigError(f"{trace}: the header gives no MaxProcs (the machine's size the features need)")
-        return submission_features(swf.frame, max_procs=swf.header.max_procs, unix_start=swf.header.unix_start_time,
+        swf = load_trace(trace, lenient=lenient)
+        machine, _ = site_size(swf)
+        if not machine:
+            raise ConfigError(f"{trace}: the trace gives no MaxProcs, no MaxNodes and no processor count (the "
+                              "machine's size the features need)")
+        return submission_features(swf.frame, max_procs=machine, unix_start=swf.header.unix_start_time,
                                    time_zone=swf.header.time_zone_string)
 
-    return FRAMES.get(("features", trace), build)
+    return FRAMES.get(("features", trace, lenient), build)
 
 
-def trace_frame(trace: str, promise_rows: int | None = None) -> pd.DataFrame:
+def trace_frame(trace: str, promise_rows: int | None = None, lenient: bool = False) -> pd.DataFrame:
     """The features of ``trace`` (:func:`trace_features`), with the promises of its first ``promise_rows`` jobs."""
-    frame, report = trace_features(trace)
+    frame, report = trace_features(trace, lenient)
     if promise_rows is None:
         return frame
 
     def build() -> tuple[pd.DataFrame, FilterReport]:
-        swf = load_trace(trace)
-        return with_promises(frame, swf.frame, int(swf.header.max_procs or 0), promise_rows), report
+        swf = load_trace(trace, lenient=lenient)
+        return with_promises(frame, swf.frame, int(site_size(swf)[0] or 0), promise_rows), report
 
-    return FRAMES.get(("promises", trace, promise_rows), build)[0]
+    return FRAMES.get(("promises", trace, promise_rows, lenient), build)[0]
 
 
 def configs(trace: str, *, models: Iterable[str] = ("knn",), promises: Iterable[bool] = (False,),
             weights: Iterable[str] = ("correlation",), k: Iterable[int] = (20,), width: Iterable[float] = (0.1,),
             cutoff: Iterable[bool] = (True,), protocol: Protocol | None = None,
-            speeds: Sequence[str] = PAPER_SPEEDS, search_iterations: int = 20) -> list[dict[str, Any]]:
+            speeds: Sequence[str] = PAPER_SPEEDS, search_iterations: int = 20,
+            lenient: bool = False) -> list[dict[str, Any]]:
     """The cells' configurations: the product of the options (in :data:`OPTIONS` order), each with every speed.
 
     Raises :class:`~workloads.errors.ConfigError` for an unknown model or weighting, ``k < 1``, a width
@@ -114,8 +120,8 @@ def configs(trace: str, *, models: Iterable[str] = ("knn",), promises: Iterable[
     axes: dict[str, list[Any]] = {"model": list(models), "promises": list(promises), "weights": list(weights),
                                   "k": list(k), "width": list(width), "cutoff": list(cutoff)}
     _check_options(axes, speeds=speeds, search_iterations=search_iterations)
-    base = {"trace": trace, "tune": protocol.tune, "skip": protocol.skip, "evaluate": protocol.evaluate,
-            "speeds": list(speeds), "search_iterations": search_iterations}
+    base = {"trace": trace, **({"lenient": True} if lenient else {}), "tune": protocol.tune, "skip": protocol.skip,
+            "evaluate": protocol.evaluate, "speeds": list(speeds), "search_iterations": search_iterations}
     return [{**base, **dict(zip(OPTIONS, values, strict=True))}
             for values in itertools.product(*(axes[name] for name in OPTIONS))]
 
@@ -148,7 +154,8 @@ def advise_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """
     protocol = Protocol(tune=int(config["tune"]), skip=int(config["skip"]), evaluate=int(config["evaluate"]))
     promises = bool(config["promises"])
-    frame = trace_frame(str(config["trace"]), protocol.skip + protocol.evaluate if promises else None)
+    frame = trace_frame(str(config["trace"]), protocol.skip + protocol.evaluate if promises else None,
+                        bool(config.get("lenient")))
     result = evaluate(frame, [speed_of(s) for s in config["speeds"]], protocol=protocol, k=int(config["k"]),
                       width=float(config["width"]), cutoff=bool(config["cutoff"]), model=str(config["model"]),
                       promises=promises, weights=str(config["weights"]),

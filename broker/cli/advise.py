@@ -14,6 +14,7 @@ the paper's Figure 4 into ``--out``.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -60,10 +61,12 @@ def advise_cmd(
                                                    "0.01 .. 10).")] = None,
     no_cutoff: Annotated[bool, typer.Option("--no-cutoff", help="Act on every prediction, however uncertain.")]
     = False,
-    tune: Annotated[int, typer.Option(min=1, help="Entries before --skip that tune the weights and the cutoff.")]
-    = 500,
-    skip: Annotated[int, typer.Option(min=1, help="Entries left out at the start (cold start).")] = 10_000,
-    evaluate: Annotated[int, typer.Option(min=1, help="Entries evaluated after --skip.")] = 10_000,
+    tune: Annotated[int | None, typer.Option(min=1, help="Entries before --skip that tune the weights and the "
+                                                         "cutoff (default: 500, at most --skip).")] = None,
+    skip: Annotated[int | None, typer.Option(min=1, help="Entries left out at the start (cold start; default: "
+                                                         "10,000, half the jobs of a shorter trace).")] = None,
+    evaluate: Annotated[int | None, typer.Option(min=1, help="Entries evaluated after --skip (default: 10,000, "
+                                                             "the rest of a shorter trace).")] = None,
     model: Annotated[str, typer.Option(help="knn (the paper's) or gbm (gradient boosting, beyond the paper).")]
     = "knn",
     promises: Annotated[bool, typer.Option("--promises", help="Add each job's conservative-backfilling promise "
@@ -77,7 +80,8 @@ def advise_cmd(
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of the weight search and of gbm.")] = 0,
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="Neighbours (the paper: 6 to 33).")] = 20,
     width: Annotated[float, typer.Option(callback=inputs.positive, help="Kernel width (in HEOM units).")] = 0.1,
-    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs.<format> and summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
     force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
@@ -90,28 +94,28 @@ def advise_cmd(
         ctx.fail("Missing option '--trace'.")
     from broker.advisor import evaluate as evaluation
     from broker.advisor.features import submission_features
-    from workloads.errors import ConfigError
 
     speeds = _speeds(speed)
     if model not in evaluation.MODELS:
         raise typer.BadParameter(f"--model must be knn or gbm, got {model!r}")
     if weights not in evaluation.WEIGHTS:
         raise typer.BadParameter(f"--weights must be correlation or search, got {weights!r}")
-    if tune > skip:
-        raise typer.BadParameter(f"--tune {tune} must not exceed --skip {skip}")
+    _check_tune(tune, skip)
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
-    swf = inputs.trace(trace, lenient)
-    if not swf.header.max_procs:
-        raise ConfigError(f"{trace}: the header gives no MaxProcs (the machine's size the features need)")
-    frame, report = submission_features(swf.frame, max_procs=swf.header.max_procs,
-                                        unix_start=swf.header.unix_start_time, time_zone=swf.header.time_zone_string)
-    protocol = evaluation.Protocol(tune=tune, skip=skip, evaluate=evaluate)
+    swf = inputs.trace(trace, lenient, strict)
+    machine = _machine(swf, trace)
+    frame, report = submission_features(swf.frame, max_procs=machine, unix_start=swf.header.unix_start_time,
+                                        time_zone=swf.header.time_zone_string)
+    if len(frame) < 2:
+        inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json, out_dir=out_dir)
+        return
+    protocol = _protocol(tune, skip, evaluate, len(frame), trace)
     protocol.windows(len(frame))  # refuse a trace too short for the protocol before any work
     started = time.perf_counter()
     if promises:
-        frame = _with_promises(frame, swf.frame, swf.header.max_procs, protocol.skip + protocol.evaluate, trace)
-    counts = inputs.kept(report, len(frame), trace)
+        frame = _with_promises(frame, swf.frame, machine, protocol.skip + protocol.evaluate, trace)
+    counts = inputs.kept(report, trace, swf)
     result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
                                  model=model, promises=promises, weights=weights,
                                  search_iterations=search_iterations, seed=seed)
@@ -126,6 +130,42 @@ def advise_cmd(
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     _print(payload)
+
+
+def _check_tune(tune: int | None, skip: int | None) -> None:
+    if tune is not None and skip is not None and tune > skip:
+        raise typer.BadParameter(f"--tune {tune} must not exceed --skip {skip}")
+
+
+def _machine(swf: Any, trace: str) -> int:
+    """The machine's processors the features need (:func:`workloads.swf.site_size`; said if not the header's)."""
+    from workloads.errors import ConfigError
+    from workloads.swf import site_size
+
+    size, source = site_size(swf)
+    if not size:
+        raise ConfigError(f"{trace}: the trace gives no MaxProcs, no MaxNodes and no processor count (the machine's "
+                          "size the features need)")
+    if source != "MaxProcs":
+        print(f"{trace}: no MaxProcs in the header: a machine of {size:,} processors ({source})", file=sys.stderr)
+    return size
+
+
+def _protocol(tune: int | None, skip: int | None, evaluate: int | None, n: int, trace: str) -> Any:
+    """The options' protocol; the paper's (or, on a trace of fewer than 20,000 jobs, half and half) where not given."""
+    from broker.advisor.evaluate import Protocol
+
+    if skip is None and evaluate is None:
+        fitted = Protocol.fitting(n)
+        skip, evaluate = fitted.skip, fitted.evaluate
+        if n < 20_000:
+            print(f"{trace}: {n:,} replayable jobs, fewer than the paper's 20,000: --skip {skip:,} --evaluate "
+                  f"{evaluate:,}", file=sys.stderr)
+    paper = Protocol()
+    skip, evaluate = skip or paper.skip, evaluate or paper.evaluate
+    tune = tune or min(paper.tune, skip)
+    _check_tune(tune, skip)
+    return Protocol(tune=tune, skip=skip, evaluate=evaluate)
 
 
 def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trace: str) -> Any:
@@ -166,10 +206,12 @@ def advise_sweep_cmd(
     speed: Annotated[str | None, typer.Option(help="Speeds, comma-separated linear:O or table:FILE (default: the "
                                                    "paper's ten overheads 0.01 .. 10); every cell runs them all.")]
     = None,
-    tune: Annotated[int, typer.Option(min=1, help="Entries before --skip that tune the weights and the cutoff.")]
-    = 500,
-    skip: Annotated[int, typer.Option(min=1, help="Entries left out at the start (cold start).")] = 10_000,
-    evaluate: Annotated[int, typer.Option(min=1, help="Entries evaluated after --skip.")] = 10_000,
+    tune: Annotated[int | None, typer.Option(min=1, help="Entries before --skip that tune the weights and the "
+                                                         "cutoff (default: 500, at most --skip).")] = None,
+    skip: Annotated[int | None, typer.Option(min=1, help="Entries left out at the start (cold start; default: "
+                                                         "10,000, half the jobs of a shorter trace).")] = None,
+    evaluate: Annotated[int | None, typer.Option(min=1, help="Entries evaluated after --skip (default: 10,000, "
+                                                             "the rest of a shorter trace).")] = None,
     search_iterations: Annotated[int, typer.Option(min=1, max=1000, help="Generations of the weight search "
                                                                          "(--weights search).")] = 20,
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for table.csv, saved_time.png and the store of "
@@ -182,12 +224,14 @@ def advise_sweep_cmd(
                                                                     "-1: every core).")] = -1,
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Root seed of the cells (the weight search, "
                                                                   "gbm); every cell gets the same.")] = 1,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     force: Annotated[bool, typer.Option(help="Overwrite the table and plot of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
     """Every combination of the options, each for all the speeds; write table.csv and saved_time.png into --out."""
     from broker.advisor import sweep as advisor_sweep
-    from broker.advisor.evaluate import MODELS, WEIGHTS, Protocol
+    from broker.advisor.evaluate import MODELS, WEIGHTS
     from broker.cli import backends
     from broker.sweep import cells
 
@@ -196,20 +240,22 @@ def advise_sweep_cmd(
         _choices(weights, "--weights", WEIGHTS)
     ks, widths, cutoffs = _integers(k, "--k", 1, 1000), _widths(width), _switches(cutoff, "--cutoff")
     speeds = _speed_texts(speed)
-    if tune > skip:
-        raise typer.BadParameter(f"--tune {tune} must not exceed --skip {skip}")
+    _check_tune(tune, skip)
     _sweep_out(out_dir, force)
-    swf = inputs.trace(trace)
+    swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
-    frame, report = advisor_sweep.trace_features(path)
-    protocol = Protocol(tune=tune, skip=skip, evaluate=evaluate)
+    frame, report = advisor_sweep.trace_features(path, lenient)
+    if len(frame) < 2:
+        inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json)
+        return
+    protocol = _protocol(tune, skip, evaluate, len(frame), trace)
     protocol.windows(len(frame))  # refuse a trace too short for the protocol before any cell runs
-    inputs.kept(report, len(frame), trace)
+    inputs.kept(report, trace, swf)
     if True in promised:  # a trace whose promises cannot be joined is refused here, not in every cell
-        _promised(advisor_sweep, path, protocol.skip + protocol.evaluate, trace)
+        _promised(advisor_sweep, path, protocol.skip + protocol.evaluate, trace, lenient)
     configs = advisor_sweep.configs(path, models=models, promises=promised, weights=weighting, k=ks, width=widths,
                                     cutoff=cutoffs, protocol=protocol, speeds=speeds,
-                                    search_iterations=search_iterations)
+                                    search_iterations=search_iterations, lenient=lenient)
     todo = cells(configs, name=advisor_sweep.CELL_NAME, root_seed=seed, paired=True)
     results = backends.sweep(advisor_sweep.advise_cell, todo, backend=backend, scheduler=scheduler,
                              store=out_dir / STORE, n_jobs=n_jobs)
@@ -291,11 +337,11 @@ def _sweep_out(out_dir: Path, force: bool) -> None:
                           f"--force to overwrite it (the finished cells in {STORE}/ are resumed from either way)")
 
 
-def _promised(advisor_sweep: Any, path: str, rows: int, trace: str) -> None:
+def _promised(advisor_sweep: Any, path: str, rows: int, trace: str, lenient: bool) -> None:
     from workloads.errors import InputError
 
     try:
-        advisor_sweep.trace_frame(path, rows)
+        advisor_sweep.trace_frame(path, rows, lenient)
     except InputError as exc:
         raise InputError(f"{trace}: {exc}") from exc
 

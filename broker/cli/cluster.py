@@ -63,6 +63,8 @@ def cluster_cmd(
     boot: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite, help="Instance boot time (s).")] = 0.0,
     price_book: Annotated[str, typer.Option(help="Price book (instance price and egress tiers).")] = CLUSTER_BOOK,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the data volumes and keep-alive draws.")] = 0,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs, instances and per-user bill tables "
                                                  "and summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
@@ -88,12 +90,16 @@ def cluster_cmd(
     started = time.perf_counter()
     inputs.output_dir(out_dir, "--out", force=force)
     label = trace or f"synthetic x{scale:g}"
+    swf = None if trace is None else inputs.trace(trace, lenient, strict)
     try:
         jobs, report = workload_of(trace, scale if synthetic else None, limit_jobs, seed,
-                                   None if volumes is None else str(volumes), parallel)
+                                   None if volumes is None else str(volumes), parallel, swf=swf)
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         inputs.fail(e)
-    counts = inputs.kept(report, len(jobs), label)
+    counts = inputs.kept(report, label, swf)
+    if not len(jobs):
+        inputs.nothing_to_run(counts, label, as_json=as_json, out_dir=out_dir)
+        return
     result = simulate_cluster(jobs, policy, terms, seed=seed)
     payload = {"workload": label, "parallel": parallel, **settings, **result.summary.to_dict(), **counts,
                "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
@@ -122,6 +128,8 @@ def cluster_sweep_cmd(
     n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky or a local Dask cluster; "
                                                                     "-1: every core).")] = -1,
     seed: Annotated[int, typer.Option(min=0, help="Root seed of the cells' keep-alive draws.")] = 1,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     force: Annotated[bool, typer.Option(help="Overwrite the table and plots of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
@@ -134,13 +142,20 @@ def cluster_sweep_cmd(
         configs = grid(data, source=str(spec))
     except (OSError, tomllib.TOMLDecodeError, SpecError) as e:
         inputs.fail(e if isinstance(e, SpecError) else SpecError(f"{spec}: {e}"))
+    if lenient:  # every cell reads the trace as the command does
+        configs = [{**c, "workload": {**c["workload"], "lenient": True}} for c in configs]
     w = configs[0]["workload"]
     try:  # read the workload once here: a missing trace or a bad volumes file is refused before any cell runs
+        swf = None if w.get("trace") is None else inputs.trace(w["trace"], bool(w.get("lenient")), strict)
         jobs, report = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)),
-                                   w.get("volumes"), w.get("parallel", "one"))
+                                   w.get("volumes"), w.get("parallel", "one"), swf=swf)
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         inputs.fail(SpecError(f"{spec}: [workload]: {e}"))
-    inputs.kept(report, len(jobs), str(w.get("trace") or f"synthetic x{w.get('synthetic')}"))
+    label = str(w.get("trace") or f"synthetic x{w.get('synthetic')}")
+    counts = inputs.kept(report, label, swf)
+    if not len(jobs):
+        inputs.nothing_to_run(counts, label, as_json=as_json)
+        return
     name = data.get("name", spec.stem)
     todo = cells(configs, name=f"{CELL_NAME}-{name}", root_seed=seed, paired=True)
     results = backends.sweep(cluster_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)

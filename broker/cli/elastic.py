@@ -44,11 +44,11 @@ SHOWN = ("w_interactive_mean", "w_interactive_std", "w_batch_mean", "w_batch_std
 
 
 def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit_jobs: int | None,
-          lenient: bool) -> tuple[CoreJobs, dict[str, Any]]:
-    """The window's one-core jobs and the view's counts (refused when none is left)."""
+          lenient: bool = False, strict: bool = False) -> tuple[CoreJobs, dict[str, Any]]:
+    """The window's one-core jobs and the counts of reading and the view (a window that holds none is refused)."""
     if parallel not in ("expand", "one"):
         raise typer.BadParameter("--parallel must be expand or one")
-    swf = inputs.trace(trace, lenient)
+    swf = inputs.trace(trace, lenient, strict)
     every, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
                                origin=float(swf.header.unix_start_time or 0))
     jobs = every
@@ -59,7 +59,7 @@ def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit
     if len(every) and not len(jobs):  # refused before the view's counts are printed: one line
         span = "to the end" if days is None else f"--days {days:g}"
         raise ConfigError(f"{trace}: no job submitted in the window (--first-day {first_day:g}, {span})")
-    counts = inputs.kept(report, len(every), trace)
+    counts = inputs.kept(report, trace, swf)
     return jobs, counts
 
 
@@ -96,7 +96,8 @@ def elastic_cmd(
     = "expand",
     trim: Annotated[int, typer.Option(min=0, max=10**9, help="Jobs left out of the statistics at each end.")] = 500,
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of the learner.")] = 0,
-    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write the jobs and pool tables, summary.json and "
                                                  "the figures here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
@@ -122,7 +123,10 @@ def elastic_cmd(
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     started = time.perf_counter()
-    jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient)
+    jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient, strict)
+    if not len(jobs):
+        inputs.nothing_to_run(counts, trace, as_json=as_json, out_dir=out_dir)
+        return
     with inputs.progress("elastic", len(jobs)) as recorder:
         result = run_elastic(jobs, pool, policy, lam=lam, seed=seed, sarsa=sarsa, trim=trim, recorder=recorder)
     native, native_undefined, without_wait = native_figures(jobs, pool.interactive_s, trim)
@@ -220,6 +224,8 @@ def elastic_sweep_cmd(
     n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky or a local Dask cluster; "
                                                                     "-1: every core).")] = -1,
     seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Root seed of the cells.")] = 1,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     force: Annotated[bool, typer.Option(help="Overwrite the table of an earlier run in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON records.")] = False,
 ) -> None:
@@ -231,16 +237,20 @@ def elastic_sweep_cmd(
     inputs.output_dir(out_dir, "--out", force=force)
     inputs.store_dir(store)
     common = {"parallel": parallel, "first_day": first_day, "days": days, "limit": limit_jobs, "cores": cores,
-              "min_cores": min_cores, "max_cores": max_cores, "hold_s": hold, "trim": trim}
+              "min_cores": min_cores, "max_cores": max_cores, "hold_s": hold, "trim": trim,
+              **({"lenient": True} if lenient else {})}
     for each in modes:  # a bad pool is refused before the trace is read
         elastic_sweep.pool_of({**common, "mode": each})
     grid = elastic_sweep.configs(trace, modes=modes, policies=policies, lams=lams, estimates=estimates, **common)
     if not grid:
         raise ConfigError(f"no run in the grid: --policy {policy} on --mode {mode} (threshold sizes elastic pools "
                           f"only)")
-    swf = inputs.trace(trace)
+    swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
-    jobs, _ = _jobs(trace, parallel, first_day, days, limit_jobs, False)
+    jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient)
+    if not len(jobs):
+        inputs.nothing_to_run(counts, trace, as_json=as_json)
+        return
     grid = [{**c, "trace": path} for c in grid]
     learners = [c for c in grid if c["policy"] == "sarsa"]
     rules = [c for c in grid if c["policy"] != "sarsa" and c["lam"] == lams[0]]  # a rule ignores lambda

@@ -6,13 +6,14 @@ Every failure to read becomes a clear message on stderr and exit status 2 (:func
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import numpy as np
 import typer
@@ -26,6 +27,15 @@ from workloads.errors import CloudbrokerError, ConfigError, InputError
 from workloads.jobs import STATUS_GROUPS, FilterReport, JobTable, job_view
 from workloads.lublin import default_workload
 from workloads.requirements import MODELS
+from workloads.swf import SwfTrace
+
+#: ``--lenient`` of every command that reads a trace: skip the lines that cannot be parsed.
+Lenient = Annotated[bool, typer.Option(help="Skip trace lines that cannot be parsed (counted by reason) instead of "
+                                            "refusing the trace.")]
+#: ``--strict`` of every command that reads a trace: refuse the first value the format does not document.
+Strict = Annotated[bool, typer.Option(help="Refuse the trace at the first value the SWF format does not document "
+                                           "(a status code of -4, ids out of order, ...) instead of reading it by "
+                                           "its rule and counting it.")]
 
 
 def finite(value: float | None) -> float | None:
@@ -56,17 +66,49 @@ def workers(value: int) -> int:
     return value
 
 
-def kept(report: FilterReport, n: int, label: str) -> dict[str, Any]:
-    """Say on stderr what the job view removed; refuse when no job is left; the counts for ``--json``.
+def kept(report: FilterReport, label: str, swf: SwfTrace | None = None) -> dict[str, Any]:
+    """Say on stderr what reading and the job view did (skipped, flagged, removed); the counts for ``--json``.
 
     A command calls it after its other checks, so that a refusal stays one line.
     """
-    removed = {why: count for why, count in report.removed.items() if count}
-    if n == 0:
-        raise InputError(f"{label}: no job left to simulate ({report.describe()})")
-    if removed:
-        print(f"{label}: {report.describe()}", file=sys.stderr)
-    return {"jobs_in": report.read, "jobs_removed": removed, "jobs_kept": report.kept}
+    counts = reading_counts(report, swf)
+    notes = [report.describe()] if counts["jobs_removed"] else []
+    if swf is not None and swf.flagged:
+        flagged = sum(swf.flagged.values())
+        notes.append(f"{flagged:,} line(s) flagged (" + "; ".join(f"{why}: {c:,}" for why, c in swf.flagged.items())
+                     + ")")
+    if swf is not None and swf.skipped:
+        first = swf.skipped_examples[0][0]
+        notes.append(f"{swf.skipped:,} malformed line(s) skipped (--lenient; the first at line {first})")
+    if notes:
+        print(f"{label}: {'; '.join(notes)}", file=sys.stderr)
+    return counts
+
+
+def reading_counts(report: FilterReport, swf: SwfTrace | None) -> dict[str, Any]:
+    """Every job line accounted for: read, removed by reason, kept; odd values flagged by reason; lines skipped."""
+    return {"jobs_in": report.read,
+            "jobs_removed": {why: count for why, count in report.removed.items() if count},
+            "jobs_kept": report.kept,
+            "jobs_flagged": {**({} if swf is None else swf.flagged),
+                             **{why: count for why, count in report.kept_flagged.items() if count}},
+            "lines_skipped": {} if swf is None else dict(swf.skipped_by_reason)}
+
+
+def nothing_to_run(counts: dict[str, Any], label: str, *, as_json: bool, out_dir: Path | None = None) -> None:
+    """A trace with no job left to run: one line on stderr, the counts as the result (``--json``, ``--out``).
+
+    The trace was read: this is a result (exit status 0), not a refusal.
+    """
+    removed = ", ".join(f"{c:,} {why}" for why, c in counts["jobs_removed"].items()) or "none removed"
+    reason = f"no job left to run: {counts['jobs_in']:,} job(s) read ({removed})"
+    print(f"{label}: {reason}", file=sys.stderr)
+    payload = {**counts, "jobs": 0, "nothing_to_run": reason}
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "summary.json").write_text(json.dumps(payload, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    if as_json:
+        typer.echo(json.dumps(payload, sort_keys=True))
 
 
 #: The most steps (scheduling ticks, policy steps) a run may take over its trace.
@@ -129,14 +171,14 @@ def fail(exc: BaseException) -> NoReturn:
     raise InputError(str(exc)) from exc
 
 
-def trace(path_or_name: str, lenient: bool = False) -> Any:
+def trace(path_or_name: str, lenient: bool = False, strict: bool = False) -> SwfTrace:
     """A trace by path or registry name (``workloads.cache.load_trace``); errors exit with status 2."""
     if not path_or_name.strip():
         raise ConfigError("the trace: give an SWF file or a registry name, not an empty string")
     if Path(path_or_name).is_dir():
         raise ConfigError(f"the trace {path_or_name}: a directory, not an SWF file")
     try:
-        return load_trace(path_or_name, lenient=lenient)
+        return load_trace(path_or_name, lenient=lenient, strict=strict)
     except (OSError, LookupError, ValueError, RuntimeError) as exc:
         fail(exc)
 
@@ -158,15 +200,16 @@ def table_format(fmt: str) -> TableFormat:
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """The broker's jobs, how the filter treated the trace, and a label for output."""
+    """The broker's jobs, how the filter treated the trace, a label for output, and the trace read (None: generated)."""
 
     jobs: JobTable
     report: FilterReport
     label: str
+    swf: SwfTrace | None = None
 
 
 def workload(path_or_name: str | None, n_synthetic: int, reqs: str, seed: np.random.SeedSequence, limit: int | None,
-             drop_status: str, lenient: bool) -> Workload:
+             drop_status: str, lenient: bool = False, strict: bool = False) -> Workload:
     """The job view of a trace, or of the generated Lublin-Feitelson workload when none is given."""
     if reqs not in MODELS:
         raise typer.BadParameter(f"--reqs must be one of {', '.join(MODELS)}")
@@ -174,14 +217,15 @@ def workload(path_or_name: str | None, n_synthetic: int, reqs: str, seed: np.ran
     if drop - set(STATUS_GROUPS):
         raise typer.BadParameter(f"--drop-status takes {', '.join(STATUS_GROUPS)}")
     gen_seed, req_seed = seed.spawn(2)
+    swf = None
     if path_or_name is None:
         frame = default_workload(seed=int(gen_seed.generate_state(1)[0]), n_jobs=n_synthetic)
         origin, label = 0, f"synthetic Lublin-Feitelson ({n_synthetic} jobs)"
     else:
-        swf = trace(path_or_name, lenient)
+        swf = trace(path_or_name, lenient, strict)
         frame, origin, label = swf.frame, swf.header.unix_start_time or 0, path_or_name
     jobs, report = job_view(frame, reqs=reqs, seed=req_seed, drop_status=drop, origin=origin, source=label)
-    return Workload(jobs.head(limit) if limit is not None else jobs, report, label)
+    return Workload(jobs.head(limit) if limit is not None else jobs, report, label, swf)
 
 
 @contextmanager

@@ -21,8 +21,10 @@ from broker.hybrid.policies import LEASING_POLICIES, MAX_NODES, run_constant, ru
 from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
 from heuristics.backfill import Discipline
 from workloads.rigid import RigidJobs, rigid_view
+from workloads.swf import SwfTrace, site_size
 
-#: The most policy steps a run may take (``--span`` over the trace's span).
+#: The most policy steps a run may take: each is a decision of the policy and a pass of the site (of a clone of the
+#: site per cap the learners evaluate), so a step costs the same whether the site is busy or idle.
 MAX_STEPS = 1_000_000
 #: The policies that learn (and take the learning options).
 LEARNERS = ("qlearning", "egreedy", "sampled")
@@ -77,7 +79,8 @@ def leasing_cmd(
                                          help="The learners' discount, in [0, 1).")] = 0.1,
     discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the random, egreedy and sampled policies.")] = 0,
-    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write the jobs, cloud leases and steps tables and "
                                                  "summary.json here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
@@ -99,14 +102,16 @@ def leasing_cmd(
     LEASING_POLICIES.get(name)(1, **params)  # the policy's own checks (none depends on M) before the trace is read
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
-    swf = inputs.trace(trace, lenient)
+    swf = inputs.trace(trace, lenient, strict)
     m = _nodes(swf, nodes)
     leasing = LEASING_POLICIES.get(name)(m, **params)
     jobs, report = rigid_view(swf.frame, nodes=m)
     jobs = jobs if limit_jobs is None else jobs.head(limit_jobs)
-    inputs.steps(inputs.horizon(jobs.submit, jobs.runtime), span, "--span", "steps", most=MAX_STEPS,
-                 hint=" (the paper's step is a day, 86400 s)")
-    counts = inputs.kept(report, len(jobs), trace)
+    _policy_steps(jobs, span)
+    counts = inputs.kept(report, trace, swf)
+    if not len(jobs):
+        inputs.nothing_to_run(counts, trace, as_json=as_json, out_dir=out_dir)
+        return
     mode: Discipline = "easy" if discipline == "easy" else "conservative"
     started = time.perf_counter()
     local, unbounded = run_constant(jobs, m, 0, discipline=mode), run_constant(jobs, m, math.inf, discipline=mode)
@@ -127,6 +132,12 @@ def leasing_cmd(
     _print_run(payload, f"{policy} leasing on {trace} (M = {m})")
 
 
+def _policy_steps(jobs: RigidJobs, span: float) -> None:
+    """Refuse a ``--span`` whose run would take more than :data:`MAX_STEPS` policy steps over the jobs."""
+    inputs.steps(inputs.horizon(jobs.submit, jobs.runtime), span, "--span", "policy steps (each a decision of the "
+                 "policy and a pass of the site)", most=MAX_STEPS, hint=" (the paper's step is a day, 86400 s)")
+
+
 def _caps(text: str, m: int) -> list[int]:
     """``--v FIRST:LAST``: the constant caps, inclusive (LAST may be M)."""
     first, _, last = text.partition(":")
@@ -139,12 +150,18 @@ def _caps(text: str, m: int) -> list[int]:
     return list(range(lo, hi + 1))
 
 
-def _nodes(swf: Any, nodes: int | None) -> int:
-    m = nodes or swf.header.max_procs or swf.header.max_nodes
+def _nodes(swf: SwfTrace, nodes: int | None) -> int:
+    """``--nodes``, else the site's size from the trace (:func:`workloads.swf.site_size`; said if not the header's)."""
+    if nodes:
+        return nodes
+    m, source = site_size(swf)
     if not m:
-        raise typer.BadParameter("the trace header gives no MaxProcs / MaxNodes: pass --nodes")
+        raise typer.BadParameter("the trace gives no MaxProcs, no MaxNodes and no processor count: pass --nodes")
     if m > MAX_NODES:
-        raise typer.BadParameter(f"the trace header gives {m:,} nodes, more than {MAX_NODES:,}: pass --nodes")
+        raise typer.BadParameter(f"the trace gives {m:,} nodes ({source}), more than {MAX_NODES:,}: pass --nodes")
+    if source == "the widest job":
+        print(f"{swf.path.name}: no MaxProcs or MaxNodes in the header: a site of {m:,} nodes, the widest job's "
+              "(--nodes to choose)", file=sys.stderr)
     return int(m)
 
 
@@ -229,6 +246,8 @@ def leasing_sweep_cmd(
     n_jobs: Annotated[int, typer.Option(callback=inputs.workers, help="Workers (loky or a local Dask cluster; "
                                                                     "-1: every core).")] = -1,
     seed: Annotated[int, typer.Option(min=0, help="Root seed of the cells.")] = 1,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     plot: Annotated[Path | None, typer.Option(help="Write balance_vs_v.png (Figure 5) and balance_over_time.png "
                                               "(Figure 6: best V, random mean, Q-learning) here.")] = None,
     plot_random: Annotated[int, typer.Option(min=0, help="Random runs averaged in Figure 6.")] = 10,
@@ -243,17 +262,19 @@ def leasing_sweep_cmd(
         raise typer.BadParameter(f"--offset {offset:g} must be below --span {span:g}")
     inputs.store_dir(store)
     inputs.output_dir(plot, "--plot", force=force)
-    swf = inputs.trace(trace)
+    swf = inputs.trace(trace, lenient, strict)
     m = _nodes(swf, nodes)
     values = _caps(v, m)
     view, report = rigid_view(swf.frame, nodes=m)
-    counts = inputs.kept(report, len(view), trace)
     jobs = view if limit_jobs is None else view.head(limit_jobs)
-    inputs.steps(inputs.horizon(jobs.submit, jobs.runtime), span, "--span", "steps", most=MAX_STEPS,
-                 hint=" (the paper's step is a day, 86400 s)")
+    _policy_steps(jobs, span)
+    counts = inputs.kept(report, trace, swf)
+    if not len(jobs):
+        inputs.nothing_to_run(counts, trace, as_json=as_json)
+        return
     ref, const, rand = sweep_configs(str(swf.path) if swf.path else trace, m, sorted({0, *values}),
                                      random_runs=random_runs, root_seed=seed, limit=limit_jobs, step=span,
-                                     discipline=discipline, offset_s=offset)
+                                     discipline=discipline, offset_s=offset, lenient=lenient)
     todo = [*ref, *const, *rand]
     results = backends.sweep(sweep_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     by_cap = {int(c.config["params"]["v"]): r for c, r in zip(const, results[1:1 + len(const)], strict=True)}

@@ -20,6 +20,8 @@ from broker.planning.planner import Prices, plan_reservations
 from broker.pricing.book import DEFAULT_PRICE_BOOK, RESERVED_OPTIONS, PriceBook
 from heuristics.registry import PAPER_TRIO
 from solvers.base import list_solvers
+from workloads.errors import ConfigError
+from workloads.jobs import JobTable
 from workloads.requirements import MODELS
 
 
@@ -47,6 +49,8 @@ def plan_reservations_cmd(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the workload and the replay.")] = 0,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     price_book: Annotated[str, typer.Option(help="Bundled price book name or a .toml path.")] = DEFAULT_PRICE_BOOK,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     save_demand: Annotated[Path | None, typer.Option(help="Write the demand series here (CSV).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite --save-demand's file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -60,13 +64,18 @@ def plan_reservations_cmd(
     members = tuple(h.strip() for h in heuristics.split(",") if h.strip())
     ipp = {"solver": replay_solver, "time_limit": 1.0, "deterministic": True} if replay_solver is not None else None
     config = configuration({"policy": "coh", "heuristics": members}, {"capacity": capacity}, ipp, None)
-    demand, source = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed, limit_jobs, interval)
+    reading = {"lenient": lenient, "strict": strict}
+    demand, source, counts = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed, limit_jobs,
+                                     interval, reading)
+    if demand is None:
+        inputs.nothing_to_run(counts, source, as_json=as_json)
+        return
     if growth != 1.0:
         demand = demand.scaled(growth)
     if save_demand is not None:
         demand.frame().to_csv(save_demand, index=False)
     report = plan_reservations(demand, prices, mode="capacity" if mode == "capacity" else "per-type", solver=solver)
-    payload = {**report.to_dict(), "demand": _demand_summary(demand, source, growth)}
+    payload = {**report.to_dict(), "demand": _demand_summary(demand, source, growth), **counts}
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
@@ -98,21 +107,39 @@ def _prices(book: PriceBook, term: str, options: str, mode: str, solver: str) ->
 
 
 def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthetic_jobs: int, reqs: str,
-            config: SimulationConfig, seed: int, limit_jobs: int | None, interval: float) -> tuple[Demand, str]:
+            config: SimulationConfig, seed: int, limit_jobs: int | None, interval: float,
+            reading: dict[str, bool]) -> tuple[Demand | None, str, dict[str, Any]]:
+    """The demand (None: no job left to replay), where it came from and the trace's counts."""
     catalog = book.catalog()
     if demand_file is not None:
         try:
-            return read_demand(demand_file, catalog.names, interval_s=interval), str(demand_file)
+            return read_demand(demand_file, catalog.names, interval_s=interval), str(demand_file), {}
         except (OSError, ValueError) as exc:
             inputs.fail(exc)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
-    work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, "", False)
+    work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, "", **reading)
     inputs.fits(work.jobs, book, reqs)
-    inputs.kept(work.report, len(work.jobs), work.label)
+    _demand_cells(work.jobs, interval, len(catalog))
+    counts = inputs.kept(work.report, work.label, work.swf)
+    if not len(work.jobs):
+        return None, work.label, counts
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         demand, _ = replay_demand(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
                                   recorder=recorder, interval_s=interval, source=work.label)
-    return demand, f"CoH replay of {work.label}"
+    return demand, f"CoH replay of {work.label}", counts
+
+
+#: The largest demand table a replay may fill (intervals x instance types): 100 million counts, 800 MB.
+MAX_DEMAND_CELLS = 100_000_000
+
+
+def _demand_cells(jobs: JobTable, interval: float, types: int) -> None:
+    """Refuse an ``--interval`` whose demand table (one count per interval and type) would not fit in memory."""
+    cells = inputs.horizon(jobs.arrival, jobs.runtime) / interval * types
+    if cells > MAX_DEMAND_CELLS:
+        raise ConfigError(f"--interval {interval:g} s makes a demand table of about {cells:.3g} counts ({types} "
+                          f"instance types over the trace's {inputs.horizon(jobs.arrival, jobs.runtime):,.0f} s), "
+                          f"{cells * 8 / 1e9:.3g} GB; at most {MAX_DEMAND_CELLS:,}: a longer --interval")
 
 
 def _print_plan(payload: dict[str, Any]) -> None:

@@ -19,6 +19,8 @@ from broker.coh.config import (
     DEFAULT_CHUNK_JOBS,
     DEFAULT_EXACT_JOBS,
     DEFAULT_RACE_JOBS,
+    MAX_TICK,
+    MIN_TICK,
     CohConfig,
     EngineConfig,
     IppConfig,
@@ -43,8 +45,8 @@ def simulate_cmd(
     heuristics: Annotated[
         str, typer.Option(help="Portfolio members for --policy coh, comma separated.")
     ] = ",".join(PAPER_TRIO),
-    tick: Annotated[float, typer.Option(callback=inputs.positive,
-                                        help="Scheduling tick (s).")] = 10.0,
+    tick: Annotated[float, typer.Option(min=MIN_TICK, max=MAX_TICK, callback=inputs.finite,
+                                        help="Scheduling tick (s), 1 ms to a day.")] = 10.0,
     boot: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite,
                                         help="VM boot time (s), billed.")] = 120.0,
     charging: Annotated[str, typer.Option(help="exact or wall-clock.")] = "exact",
@@ -84,7 +86,8 @@ def simulate_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write jobs/instances tables and summary.json here.")
                        ] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "parquet",
-    lenient: Annotated[bool, typer.Option(help="Skip malformed trace lines (and count them).")] = False,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     reservations: Annotated[Path | None, typer.Option(help="Reservation plan (plan-reservations --json output) "
                                                            "for --policy coh-r / coh-onetype.")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
@@ -103,8 +106,7 @@ def simulate_cmd(
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
-    work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient)
-    inputs.steps(inputs.horizon(work.jobs.arrival, work.jobs.runtime), tick, "--tick", "scheduling ticks")
+    work = inputs.workload(trace, synthetic_jobs, reqs, workload_seed, limit_jobs, drop_status, lenient, strict)
     book = inputs.book(price_book)
     inputs.fits(work.jobs, book, reqs)
     if config.reservations is not None:
@@ -112,7 +114,10 @@ def simulate_cmd(
             config.reservations.check(book)
         except PlanError as exc:
             raise typer.BadParameter(f"--reservations {reservations}: {exc}") from exc
-    counts = inputs.kept(work.report, len(work.jobs), work.label)  # the last check: it notes removed jobs on stderr
+    counts = inputs.kept(work.report, work.label, work.swf)  # after the last check: it notes removed jobs on stderr
+    if not len(work.jobs):
+        inputs.nothing_to_run(counts, work.label, as_json=as_json, out_dir=out_dir)
+        return
     started = time.perf_counter()
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         result = simulate(work.jobs, book.catalog(), config=config, seed=int(policy_seed.generate_state(1)[0]),

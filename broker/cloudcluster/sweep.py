@@ -11,6 +11,7 @@ described as data (a TOML file for ``cloudbroker cluster sweep``)::
     limit = 20000               # first jobs only (optional)
     volumes = "bytes.csv"       # per-job bytes (optional; workloads/volumes.py), else the volume model
     parallel = "one"            # or "expand": a p-processor job becomes p one-instance tasks
+    lenient = false             # skip the trace's lines that cannot be parsed (optional)
     [base]                      # settings every cell shares (names as the CLI's options)
     boot_s = 0
     [[family]]                  # one policy family: the product of its lists, over the base
@@ -56,6 +57,7 @@ from workloads.cache import load_trace
 from workloads.errors import InputError
 from workloads.htc import HtcJobs, Parallel, htc_view
 from workloads.jobs import FilterReport
+from workloads.swf import SwfTrace
 from workloads.volumes import read_volumes, with_volumes
 
 SETTINGS = ("cap", "merge", "keepalive", "idle_timeout_min", "delay_min", "burst_ratio", "wait_next_hour_min",
@@ -129,23 +131,28 @@ WORKLOADS: Memo[tuple[HtcJobs, FilterReport]] = Memo(size=4)
 
 
 def workload_of(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
-                volumes: str | None = None, parallel: str = "one") -> tuple[HtcJobs, FilterReport]:
+                volumes: str | None = None, parallel: str = "one", *, lenient: bool = False,
+                swf: SwfTrace | None = None) -> tuple[HtcJobs, FilterReport]:
     """The jobs of a cell and what the HTC view removed, built once per process (:data:`WORKLOADS`).
 
     ``volumes``: a CSV of per-job bytes (:mod:`workloads.volumes`) used instead of the volume model;
-    ``parallel``: "one" instance per job, or "expand" a p-processor job into p one-instance tasks.
+    ``parallel``: "one" instance per job, or "expand" a p-processor job into p one-instance tasks;
+    ``lenient``: skip the trace's lines that cannot be parsed; ``swf``: ``trace`` already read (not memoised).
     """
     if parallel not in ("one", "expand"):
         raise ValueError(f"parallel must be 'one' or 'expand', got {parallel!r}")
-    key = (trace, synthetic, limit, seed, volumes, parallel)
-    return WORKLOADS.get(key, lambda: _build_workload(trace, synthetic, limit, seed, volumes, parallel))
+    if swf is not None:
+        return _build_workload(trace, synthetic, limit, seed, volumes, parallel, lenient, swf)
+    key = (trace, synthetic, limit, seed, volumes, parallel, lenient)
+    return WORKLOADS.get(key, lambda: _build_workload(trace, synthetic, limit, seed, volumes, parallel, lenient))
 
 
 def _build_workload(trace: str | None, synthetic: float | None, limit: int | None, seed: int,
-                    volumes: str | None, parallel: str) -> tuple[HtcJobs, FilterReport]:
+                    volumes: str | None, parallel: str, lenient: bool,
+                    swf: SwfTrace | None = None) -> tuple[HtcJobs, FilterReport]:
     mode: Parallel = "one" if parallel == "one" else "expand"
     if trace is not None:
-        swf = load_trace(trace)
+        swf = swf if swf is not None else load_trace(trace, lenient=lenient)
         frame = swf.frame if volumes is None else with_volumes(swf.frame, read_volumes(volumes))
         jobs, report = htc_view(frame, origin=swf.header.unix_start_time or 0, seed=seed, parallel=mode)
     else:
@@ -161,7 +168,7 @@ def cluster_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """
     w = config["workload"]
     jobs, _ = workload_of(w.get("trace"), w.get("synthetic"), w.get("limit"), int(w.get("seed", 0)), w.get("volumes"),
-                       w.get("parallel", "one"))
+                          w.get("parallel", "one"), lenient=bool(w.get("lenient")))
     result = simulate_cluster(jobs, policy_of(config), terms_of(config, config.get("price_book", CLUSTER_BOOK)),
                               seed=seed)
     return result.summary.to_dict()
@@ -208,7 +215,7 @@ def _workload_problem(w: Mapping[str, Any]) -> str | None:
     def integer(v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool)
 
-    known = {"trace", "synthetic", "limit", "seed", "volumes", "parallel"}
+    known = {"trace", "synthetic", "limit", "seed", "volumes", "parallel", "lenient"}
     unknown = sorted(set(w) - known)
     if unknown:
         return f"unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}"
@@ -220,6 +227,7 @@ def _workload_problem(w: Mapping[str, Any]) -> str | None:
         ("limit", lambda v: integer(v) and v >= 1, "an integer >= 1"),
         ("seed", lambda v: integer(v) and v >= 0, "an integer >= 0"),
         ("parallel", lambda v: v in ("one", "expand"), '"one" or "expand"'),
+        ("lenient", lambda v: isinstance(v, bool), "true or false"),
     ]
     for key, ok, allowed in checks:
         if key in w and not ok(w[key]):

@@ -72,13 +72,23 @@ def _finite(name: str, value: float, *, low: float, strict: bool, unit: str = "s
         raise ConfigError(f"{name} must be a finite number {'>' if strict else '>='} {low:g} {unit}, got {value}")
 
 
+#: The shortest decision tick (s): finer decisions change nothing a billing second shows, and a grid of
+#: 1e-300 s overflows (a job's grid point is its arrival / tick).
+MIN_TICK = 0.001
+#: The longest decision tick (s): a day; a longer one only holds every job back (and at 1e300 s the
+#: grid swallows every time of the trace).
+MAX_TICK = 86_400.0
+
+
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
     """The CoH world: decision ``tick`` and VM ``boot_time`` (s), billing, ``validate`` (check invariants).
 
     ``capacity`` is the capacity rule (:mod:`heuristics.occupancy`): ``"interval"`` holds a job's
     requirement on its VM over its own run, ``"tick"`` (the rule before issue 16, kept to reproduce
-    the earlier figures) from the decision tick that placed it until it departs.
+    the earlier figures) from the decision tick that placed it until it departs. The tick lies in
+    [:data:`MIN_TICK`, :data:`MAX_TICK`]: the work of a run is its events (the engine skips empty
+    ticks), not the grid's span, so a ten-year trace runs at any tick.
     """
 
     tick: float = 10.0
@@ -89,7 +99,8 @@ class EngineConfig:
     capacity: CapacityRule = "interval"
 
     def __post_init__(self) -> None:
-        _finite("tick", self.tick, low=0, strict=True)
+        if not MIN_TICK <= self.tick <= MAX_TICK:  # NaN too
+            raise ConfigError(f"tick must be a number of seconds in [{MIN_TICK:g}, {MAX_TICK:g}], got {self.tick}")
         _finite("boot_time", self.boot_time, low=0, strict=False)
         if self.charging not in get_args(Charging):
             raise ConfigError(f"charging must be one of {', '.join(get_args(Charging))}, got {self.charging!r}")

@@ -42,13 +42,16 @@ INTEGERS = ("peak_cores", "jobs", "decisions", "trainings")
 
 
 def window(trace: str, parallel: str = "expand", first_day: float = 0.0, days: float | None = None,
-           limit: int | None = None) -> CoreJobs:
-    """The jobs submitted from ``first_day`` for ``days`` days after the trace's first job (the first ``limit``)."""
+           limit: int | None = None, lenient: bool = False) -> CoreJobs:
+    """The jobs submitted from ``first_day`` for ``days`` days after the trace's first job (the first ``limit``).
+
+    ``lenient`` skips the trace's lines that cannot be parsed.
+    """
     def build() -> CoreJobs:
-        swf = load_trace(trace)
+        swf = load_trace(trace, lenient=lenient)
         return cores_view(swf.frame, parallel=parallel, origin=float(swf.header.unix_start_time or 0))[0]  # type: ignore[arg-type]
 
-    jobs = VIEWS.get((trace, parallel), build)
+    jobs = VIEWS.get((trace, parallel, lenient), build)
     if len(jobs) and (first_day or days is not None):
         span = days * DAY if days is not None else float("inf")
         jobs = jobs.window(float(jobs.submit[0]) + first_day * DAY, span)
@@ -65,7 +68,7 @@ def pool_of(config: Mapping[str, Any]) -> PoolConfig:
 def elastic_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """One run as a sweep cell: its figures (module docstring)."""
     jobs = window(str(config["trace"]), str(config.get("parallel", "expand")), float(config.get("first_day", 0.0)),
-                  config.get("days"), config.get("limit"))
+                  config.get("days"), config.get("limit"), bool(config.get("lenient")))
     result = run_elastic(jobs, pool_of(config), str(config["policy"]), lam=float(config.get("lam", 0.5)), seed=seed,
                          trim=int(config.get("trim", 500)))
     summary = result.summary.to_dict()
@@ -75,7 +78,7 @@ def elastic_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
 def native_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """The log's own schedule over a configuration's window, as a cell (the seed is not used)."""
     jobs = window(str(config["trace"]), str(config.get("parallel", "expand")), float(config.get("first_day", 0.0)),
-                  config.get("days"), config.get("limit"))
+                  config.get("days"), config.get("limit"), bool(config.get("lenient")))
     figures, _, missing = native_figures(jobs, trim=int(config.get("trim", 500)))
     return {**figures, "jobs": len(jobs), "jobs_without_wait": missing}
 

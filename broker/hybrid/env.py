@@ -32,6 +32,7 @@ from heuristics.backfill import Discipline
 from workloads.cache import load_trace
 from workloads.errors import ConfigError
 from workloads.rigid import RigidJobs, rigid_view
+from workloads.swf import site_size
 
 DAY, WEEK = 86400.0, 7 * 86400.0
 #: From the last Monday 00:00 UTC before the Unix epoch (a Thursday) to the epoch.
@@ -55,9 +56,10 @@ class LeasingEnv(gym.Env[np.ndarray, int]):
             raise ConfigError("give a trace or jobs, not both")
         if jobs is None:
             swf = load_trace(str(trace))
-            nodes = nodes or swf.header.max_procs or swf.header.max_nodes
+            nodes = nodes or site_size(swf)[0]
             if not nodes:
-                raise ConfigError(f"{trace}: the header gives no MaxProcs: pass nodes")
+                raise ConfigError(f"{trace}: the trace gives no MaxProcs, no MaxNodes and no processor count: "
+                                  "pass nodes")
             jobs, _ = rigid_view(swf.frame, nodes=nodes)
             origin = float(swf.header.unix_start_time or 0)
         if nodes is None or nodes < 1:

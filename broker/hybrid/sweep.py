@@ -27,19 +27,23 @@ CELL_NAME = "leasing-v3"
 TRACES: Memo[RigidJobs] = Memo(size=4)
 
 
-def rigid_trace(trace: str, nodes: int, limit: int | None = None) -> RigidJobs:
-    """The rigid view of ``trace`` for ``nodes`` local nodes (its first ``limit`` jobs), built once per process."""
+def rigid_trace(trace: str, nodes: int, limit: int | None = None, lenient: bool = False) -> RigidJobs:
+    """The rigid view of ``trace`` for ``nodes`` local nodes (its first ``limit`` jobs), built once per process.
+
+    ``lenient`` skips the trace's lines that cannot be parsed (:func:`workloads.swf.read_swf`).
+    """
     def build() -> RigidJobs:
-        jobs = rigid_view(load_trace(trace).frame, nodes=nodes)[0]
+        jobs = rigid_view(load_trace(trace, lenient=lenient).frame, nodes=nodes)[0]
         return jobs if limit is None else jobs.head(limit)
 
-    return TRACES.get((trace, nodes, limit), build)
+    return TRACES.get((trace, nodes, limit, lenient), build)
 
 
 def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """One leasing run as a sweep cell (:mod:`broker.sweep`): a pure function of config and seed.
 
-    ``config``: ``trace`` (path or registry name), ``nodes``, ``limit`` (the first jobs only; optional),
+    ``config``: ``trace`` (path or registry name), ``lenient`` (skip its malformed lines; optional), ``nodes``,
+    ``limit`` (the first jobs only; optional),
     ``policy`` (a name of :data:`~broker.hybrid.policies.LEASING_POLICIES`), its ``params`` (``"inf"`` for an infinite
     number, as JSON has none: ``{"v": "inf"}``; a learner's readings among them: ``references``,
     ``reward``, ``continue_best``, ``alpha``, ``gamma``), ``step`` (s, a day by default), ``offset_s``
@@ -48,7 +52,7 @@ def sweep_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """
     m = int(config["nodes"])
     limit = config.get("limit")
-    jobs = rigid_trace(str(config["trace"]), m, None if limit is None else int(limit))
+    jobs = rigid_trace(str(config["trace"]), m, None if limit is None else int(limit), bool(config.get("lenient")))
     params = {k: math.inf if v == "inf" else v for k, v in config.get("params", {}).items()}
     policy = LEASING_POLICIES.get(str(config["policy"]))(m, seed=seed, **params)
     discipline: Discipline = "conservative" if config.get("discipline") == "conservative" else "easy"
@@ -84,9 +88,10 @@ class SweepSummary:
 
 def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int, root_seed: int = 1,
                   limit: int | None = None, step: float = DAY, discipline: str = "easy",
-                  offset_s: float = 0.0) -> tuple[list[Cell], list[Cell], list[Cell]]:
+                  offset_s: float = 0.0, lenient: bool = False) -> tuple[list[Cell], list[Cell], list[Cell]]:
     """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
-    base: dict[str, Any] = {"trace": trace, "nodes": nodes, **({} if limit is None else {"limit": limit}),
+    base: dict[str, Any] = {"trace": trace, **({"lenient": True} if lenient else {}), "nodes": nodes,
+                            **({} if limit is None else {"limit": limit}),
                             "step": step, "discipline": discipline, "offset_s": offset_s}
     ref = cells([{**base, "policy": "constant", "params": {"v": "inf"}}], name=CELL_NAME, root_seed=root_seed)
     const = cells([{**base, "policy": "constant", "params": {"v": v}} for v in v_values], name=CELL_NAME,

@@ -276,9 +276,6 @@ BAD_LINES = [
         job_line(2, status="nan"), "field 11 (status): 'nan' is not a number", id="nan-token"
     ),
     pytest.param(
-        job_line(2, run_time="12.5"), "field 4 (run_time): '12.5' is not an integer", id="float"
-    ),
-    pytest.param(
         job_line(2, think_time="1,5"), "field 18 (think_time): '1,5' is not a number", id="comma"
     ),
 ]
@@ -292,7 +289,7 @@ def test_malformed_line_names_file_line_and_field(tmp_path, compress, bad, reaso
     path = write_swf(tmp_path, "bad.swf", lines, compress=compress)
     with pytest.raises(SwfFormatError) as caught:
         read_swf(path)
-    assert str(caught.value) == f"bad.swf:6: {reason}"
+    assert str(caught.value) == f"bad.swf:6: {reason} (--lenient skips such lines and counts them)"
     assert caught.value.line == 6
     assert caught.value.path == path
     assert isinstance(caught.value, ValueError)
@@ -306,7 +303,7 @@ def test_lenient_mode_skips_and_counts_bad_lines(tmp_path, compress, caplog):
         job_line(2, run_time="abc"),
         job_line(3),
         " ".join(job_line(4).split()[:17]),
-        job_line(5, run_time="12.5"),
+        job_line(5, status="x"),
         job_line(6),
     ]
     path = write_swf(tmp_path, "bad.swf", lines, compress=compress)
@@ -316,10 +313,26 @@ def test_lenient_mode_skips_and_counts_bad_lines(tmp_path, compress, caplog):
     assert trace.skipped == 3
     assert [line for line, _ in trace.skipped_examples] == [5, 7, 8]
     assert trace.skipped_examples[0][1] == "field 4 (run_time): 'abc' is not a number"
+    assert trace.skipped_by_reason == {"not a number": 2, "wrong number of fields": 1}
     assert {n: str(dtype) for n, dtype in trace.frame.dtypes.items()} == DTYPES
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert "skipped 3 malformed line(s)" in warnings[0].getMessage()
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_fractional_seconds_are_rounded_half_up_counted_and_kept_when_strict(tmp_path, compress):
+    # SWF permits fractional times: 12.5 s rounds to 13, 0.4 s to 0 (the archive's own rounding), counted per field
+    lines = [*HEADER, job_line(1, run_time="12.5"), job_line(2, run_time="0.4", wait_time="3.49"), job_line(3)]
+    path = write_swf(tmp_path, "frac.swf", lines, compress=compress)
+    for strict in (False, True):
+        trace = read_swf(path, strict=strict)
+        assert trace.frame["run_time"].tolist() == [13, 0, 100]
+        assert trace.frame["wait_time"].tolist()[1] == 3
+        assert trace.flagged == {"run_time: fractional seconds, rounded to the nearest second": 2,
+                                 "wait_time: fractional seconds, rounded to the nearest second": 1}
+        assert trace.flagged_examples == ((4, "run_time: fractional seconds, rounded to the nearest second"),
+                                          (5, "wait_time: fractional seconds, rounded to the nearest second"))
 
 
 def test_lenient_examples_are_capped(tmp_path):

@@ -3,7 +3,8 @@
 Every file here is a few lines typed by hand, and every expected value is read off those lines (SWF v2.2: 18
 whitespace-separated fields, ``-1`` unknown, ``;`` comments, ``; Key: value`` header lines). Messages follow the
 reader's convention ``<file name>:<line>: field <n> (<column>): '<token>' <problem>``, lines counted from 1 with
-the header lines included.
+the header lines included. Since issue 31 only a line that cannot be parsed is refused (``--lenient`` named);
+a value that parses but is odd is read by its rule and counted (``--strict`` refuses it).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ JOB1 = "1 0 5 100 4 95.5 -1 4 120 -1 1 3 1 -1 1 -1 -1 -1"
 #: Job 2: submitted at 10, no wait, ran 50 s on 8 processors, CPU time unknown; asked for 8 procs and 60 s;
 #: failed (status 0); user 3, group 1, queue 1; follows job 1 (field 17).
 JOB2 = "2 10 0 50 8 -1 -1 8 60 -1 0 3 1 -1 1 -1 1 -1"
-NEGATIVE = "is negative (SWF writes -1 for unknown, and no field is below it)"
+#: What a refusal of a line that cannot be parsed ends with.
+LENIENT = " (--lenient skips such lines and counts them)"
 MAX_EXACT_INT = 9_007_199_254_740_992  # 2**53
 MAX_UNIX_TIME = 253_402_300_799  # 9999-12-31T23:59:59Z
 
@@ -90,30 +92,43 @@ def test_minus_one_is_unknown_and_zero_is_a_value(tmp_path, checked_path):
 
 
 @pytest.mark.parametrize(
-    ("number", "token", "problem"),
+    ("number", "token", "reason", "problem"),
     [
-        pytest.param(4, "-2", f"field 4 (run_time): '-2' {NEGATIVE}", id="integer-below-minus-one"),
-        pytest.param(6, "-1.5", f"field 6 (avg_cpu_time): '-1.5' {NEGATIVE}", id="real-below-minus-one"),
-        pytest.param(6, "1e999", "field 6 (avg_cpu_time): '1e999' is out of range", id="infinite"),
+        pytest.param(4, "-2", "run_time: negative, read as unknown",
+                     "-2 is negative (-1 is unknown; no other value is below 0)", id="integer-below-minus-one"),
+        pytest.param(6, "-1.5", "avg_cpu_time: negative, read as unknown",
+                     "-1.5 is negative (-1 is unknown; no other value is below 0)", id="real-below-minus-one"),
+        pytest.param(6, "-0.5", "avg_cpu_time: negative, read as unknown",
+                     "-0.5 is negative (-1 is unknown; no other value is below 0)", id="negative-fraction"),
+        pytest.param(6, "1e999", "avg_cpu_time: too large to hold, read as unknown", "inf is too large to hold",
+                     id="infinite"),
     ],
 )
-def test_value_below_minus_one_or_infinite_is_refused(tmp_path, number, token, problem):
+def test_a_negative_or_overflowing_value_is_read_as_unknown_counted_and_refused_when_strict(
+        tmp_path, number, token, reason, problem):
     text = f"; MaxProcs: 128\n; MaxJobs: 2\n{JOB1}\n{with_field(JOB2, number, token)}\n"
     path = write(tmp_path, "neg.swf", text)
-    error = refusal(path)
-    assert str(error) == f"neg.swf:4: {problem}"
-    assert (error.path, error.line) == (path, 4)
+    trace = read_swf(path)
+    column = trace.frame.iloc[:, number - 1]
+    assert pd.isna(column.iat[1]) and not pd.isna(column.iat[0])
+    assert (trace.flagged, trace.flagged_examples) == ({reason: 1}, ((4, reason),))
+    with pytest.raises(SwfFormatError) as caught:
+        read_swf(path, strict=True)
+    name = reason.split(":")[0]
+    rule = reason.split(", ")[-1]
+    assert str(caught.value) == (f"neg.swf:4: field {number} ({name}): {problem} (--strict refuses it; without "
+                                 f"--strict such a value is {rule} and counted)")
+    assert (caught.value.path, caught.value.line) == (path, 4)
 
 
-def test_largest_exact_integer_is_kept_and_the_next_one_refused(tmp_path):
+def test_largest_exact_integer_is_kept_and_the_next_one_read_as_unknown(tmp_path):
     lines = [with_field(JOB1, 1, str(MAX_EXACT_INT)), with_field(JOB1, 1, str(MAX_EXACT_INT + 2))]
     lines.append(with_field(JOB2, 4, "x"))  # a bad line: the file goes to the line-by-line checks
     trace = read_swf(write(tmp_path, "big.swf", "\n".join(lines) + "\n"), lenient=True)
-    assert trace.frame["job_id"].tolist() == [MAX_EXACT_INT]
-    assert trace.skipped_examples == (
-        (2, f"field 1 (job_id): '{MAX_EXACT_INT + 2}' is not an integer"),
-        (3, "field 4 (run_time): 'x' is not a number"),
-    )
+    assert trace.frame["job_id"].tolist() == [MAX_EXACT_INT, pd.NA]
+    assert trace.skipped_examples == ((3, "field 4 (run_time): 'x' is not a number"),)
+    assert trace.flagged == {"job_id: too large to hold, read as unknown": 1}
+    assert trace.flagged_examples == ((2, "job_id: too large to hold, read as unknown"),)
 
 
 # --- line ends and comments on the checked path ------------------------------------------------------------------
@@ -122,12 +137,12 @@ def test_largest_exact_integer_is_kept_and_the_next_one_refused(tmp_path):
 def test_only_the_first_semicolon_starts_a_comment(tmp_path):
     text = f"{JOB1} ; a note; with a second semicolon\n{with_field(JOB2, 4, 'x')}\n"
     error = refusal(write(tmp_path, "semi.swf", text))
-    assert str(error) == "semi.swf:2: field 4 (run_time): 'x' is not a number"
+    assert str(error) == "semi.swf:2: field 4 (run_time): 'x' is not a number" + LENIENT
 
 
 def test_letters_at_the_end_of_a_line_are_part_of_the_last_field(tmp_path):
     error = refusal(write(tmp_path, "x.swf", f"{JOB1}X\n"))
-    assert str(error) == "x.swf:1: field 18 (think_time): '-1X' is not a number"
+    assert str(error) == "x.swf:1: field 18 (think_time): '-1X' is not a number" + LENIENT
     assert error.line == 1
 
 
@@ -135,7 +150,7 @@ def test_form_feed_is_not_a_separator_on_the_checked_path(tmp_path):
     # fields are separated by spaces and tabs only; the bad line 2 sends the file to the line-by-line checks
     text = f"{JOB1}\x0c\n{with_field(JOB2, 4, 'x')}\n"
     error = refusal(write(tmp_path, "ff.swf", text))
-    assert str(error) == "ff.swf:1: field 18 (think_time): '-1\\x0c' is not a number"
+    assert str(error) == "ff.swf:1: field 18 (think_time): '-1\\x0c' is not a number" + LENIENT
 
 
 # --- lenient mode and gzip ---------------------------------------------------------------------------------------
@@ -210,17 +225,20 @@ OUT_OF_RANGE = [
 
 
 @pytest.mark.parametrize(("line", "problem"), OUT_OF_RANGE)
-def test_header_value_out_of_range_is_refused_with_its_line(tmp_path, line, problem):
+def test_header_value_out_of_range_is_refused_with_its_line_when_strict(tmp_path, line, problem):
     path = write(tmp_path, "hdr.swf", f"; Version: 2.2\n{line}\n{JOB1}\n")
-    error = refusal(path)
-    assert str(error) == f"hdr.swf:2: {problem}"
-    assert (error.path, error.line) == (path, 2)
+    with pytest.raises(SwfFormatError) as caught:
+        read_swf(path, strict=True)
+    assert str(caught.value) == (f"hdr.swf:2: {problem}, ignored (--strict refuses it; without --strict the field is "
+                                 "ignored and counted)")
+    assert (caught.value.path, caught.value.line) == (path, 2)
 
 
 @pytest.mark.parametrize(("line", "problem"), OUT_OF_RANGE)
-def test_header_value_out_of_range_is_dropped_in_lenient_mode(tmp_path, line, problem):
-    trace = read_swf(write(tmp_path, "hdr.swf", f"; Version: 2.2\n{line}\n{JOB1}\n"), lenient=True)
-    assert (trace.skipped, trace.skipped_examples) == (1, ((2, problem),))
+def test_header_value_out_of_range_is_ignored_and_counted(tmp_path, line, problem):
+    trace = read_swf(write(tmp_path, "hdr.swf", f"; Version: 2.2\n{line}\n{JOB1}\n"))
+    assert (trace.skipped, trace.flagged, trace.flagged_examples) == (
+        0, {f"{problem}, ignored": 1}, ((2, f"{problem}, ignored"),))
     assert (trace.header.max_procs, trace.header.unix_start_time) == (None, None)
     assert trace.frame["job_id"].tolist() == [1]
 
@@ -234,6 +252,10 @@ def test_trace_info_of_a_two_job_trace_starting_at_the_epoch(tmp_path):
         "path": str(path),
         "jobs": 2,
         "skipped": 0,
+        "skipped_by_reason": {},
+        "skipped_examples": [],
+        "flagged": {},
+        "flagged_examples": [],
         "first_submit": 0,
         "last_submit": 10,
         "span_s": 10,
@@ -266,10 +288,9 @@ def test_trace_info_utc_times_end_at_year_9999(tmp_path, start, first_utc, last_
 # --- the last defence: job lines the checks passed but pandas would not parse --------------------------------------
 
 
-@pytest.mark.parametrize("block", [b"1 2 3\n", (with_field(JOB1, 4, "-2") + "\n").encode()], ids=["3-fields", "-2"])
-def test_parse_block_refuses_lines_the_checks_should_have_caught(block):
+def test_parse_block_refuses_lines_the_checks_should_have_caught():
     with pytest.raises(SwfFormatError) as caught:
-        _parse_block(block, Path("p.swf"))
+        _parse_block(b"1 2 3\n", Path("p.swf"))
     assert str(caught.value) == "p.swf: cannot parse job lines"
     assert (caught.value.path, caught.value.line) == (Path("p.swf"), None)
 
@@ -287,10 +308,10 @@ def test_parse_block_reports_what_pandas_could_not_parse():
 @pytest.mark.parametrize(("name", "text", "message"), [
     # pandas skips a vertical tab or form feed beside a number; the line-by-line checks do not, and a file was
     # accepted or refused depending on whether another of its lines was bad
-    ("vt.swf", f"{JOB1}\x0b\n{JOB2}\n", "vt.swf:1: field 18 (think_time): '-1\\x0b' is not a number"),
-    ("ff.swf", f"{JOB1}\x0c\n{JOB2}\n", "ff.swf:1: field 18 (think_time): '-1\\x0c' is not a number"),
+    ("vt.swf", f"{JOB1}\x0b\n{JOB2}\n", "vt.swf:1: field 18 (think_time): '-1\\x0b' is not a number" + LENIENT),
+    ("ff.swf", f"{JOB1}\x0c\n{JOB2}\n", "ff.swf:1: field 18 (think_time): '-1\\x0c' is not a number" + LENIENT),
     # pandas ends a line at a lone carriage return: two jobs were read from one line
-    ("cr.swf", f"{JOB1}\r{JOB2}\n", "cr.swf:1: expected 18 fields, found 35"),
+    ("cr.swf", f"{JOB1}\r{JOB2}\n", "cr.swf:1: expected 18 fields, found 35" + LENIENT),
 ])
 def test_a_byte_that_is_no_separator_is_refused_even_when_every_other_line_is_clean(tmp_path, name, text, message):
     error = refusal(write(tmp_path, name, text))

@@ -38,10 +38,6 @@ FILES = {
 #: (command line, words the one line must hold)
 REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("leasing", "--trace", KTH, "--span", "0"), ("'--span'", "> 0", "got 0")),
-    (("simulate", "--trace", "empty.swf"), ("empty.swf", "no job left", "read 0")),
-    (("simulate", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3 (run time unknown")),
-    (("leasing", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3")),
-    (("cluster", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3")),
     (("simulate", "--limit-jobs", "0"), ("'--limit-jobs'", "greater than or equal to 1", "got '0'")),
     (("simulate", "--limit-jobs", "-5"), ("'--limit-jobs'", "greater than or equal to 1", "got '-5'")),
     (("leasing", "--trace", KTH, "--limit-jobs", "0"), ("'--limit-jobs'", "got '0'")),
@@ -50,7 +46,8 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("simulate", "--synthetic-jobs", "0"), ("'--synthetic-jobs'", "got '0'")),
     (("plan-reservations", "--synthetic-jobs", "0"), ("'--synthetic-jobs'", "got '0'")),
     (("simulate", "--seed", "-1"), ("'--seed'", "greater than or equal to 0", "got '-1'")),
-    (("simulate", "--tick", "0"), ("'--tick'", "> 0", "got 0")),
+    (("simulate", "--tick", "0"), ("'--tick'", "greater than or equal to 0.001", "got '0'")),
+    (("simulate", "--tick", "86401"), ("'--tick'", "less than or equal to 86400", "got '86401'")),
     (("simulate", "--boot", "-100"), ("'--boot'", "greater than or equal to 0", "got '-100'")),
     (("cluster", "--synthetic", "--boot", "-5"), ("'--boot'", "got '-5'")),
     (("simulate", "--policy", "ipp", "--time-limit", "nan"), ("'--time-limit'", "finite", "got nan")),
@@ -79,9 +76,13 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("leasing", "sweep", "--trace", KTH, "--plot", "taken"), ("--plot taken", "a file is there")),
     (("cluster", "sweep", "no-family.toml", "--out", "taken"), ("--out taken", "a file is there")),
     (("cluster", "--synthetic", "--scale", "0"), ("'--scale'", "> 0", "got 0")),
-    (("simulate", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)", "'-3'", "below")),
-    (("cluster", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)")),
-    (("leasing", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("simulate", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)", "-3",
+                                                           "is negative", "--strict refuses it")),
+    (("cluster", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("leasing", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("plan-reservations", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("advise", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("trace", "info", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
     (("simulate", "--policy", "foo"), ("'foo'", "coh, ipp, coh-r", "FCFS-SM")),
     (("cluster", "--synthetic", "--idle-timeout", "-5"), ("'--idle-timeout'", "got '-5'")),
     (("leasing", "sweep", "--trace", KTH, "--v", "5:2"), ("--v '5:2'", "FIRST <= LAST")),
@@ -106,8 +107,7 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("elastic", "--trace", LPC, "--mode", "elastic", "--max-cores", "10"), ("an elastic pool needs",
                                                                              "got 30, 81, 10")),
     (("elastic", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
-    (("elastic", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3 (run time unknown")),
-    (("elastic", "--trace", "negative.swf"), ("negative.swf:2", "field 5 (allocated_procs)")),
+    (("elastic", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
     (("elastic", "sweep", "--trace", LPC, "--policy", "lifo"), ("--policy takes fcfs, sjf, edf, threshold, sarsa",
                                                                 "got 'lifo'")),
     (("elastic", "sweep", "--trace", LPC, "--lambda", "2"), ("--lambda takes numbers in [0, 1]", "got '2'")),
@@ -118,7 +118,6 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("elastic", "sweep", "--trace", LPC, "--backend", "spark"), ("--backend must be one of loky, dask, ray",)),
     (("elastic", "sweep", "--trace", LPC, "--store", "taken"), ("--store taken", "a store is a directory")),
     (("elastic", "sweep", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
-    (("elastic", "sweep", "--trace", "filtered.swf"), ("filtered.swf", "no job left", "removed 3")),
     # a bad pool is refused before the trace is read; an empty grid is refused, not run
     (("elastic", "sweep", "--trace", LPC, "--mode", "elastic", "--min-cores", "100"),
      ("an elastic pool needs 1 <= min_cores <= cores <= max_cores",)),
@@ -169,6 +168,40 @@ def test_a_refusal_is_one_line_even_when_its_message_spans_several(workdir: Path
     (workdir / "multi.toml").write_text('[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n')
     line = one_line(cloudbroker("cluster", "sweep", "multi.toml", "--out", "o"))
     assert "  " not in line
+
+
+# -- a trace that can be read is run: no job left is a result, an odd value is counted ----------------------------
+NOTHING = [("simulate", "empty.swf", 0, {}), ("simulate", "filtered.swf", 3, {"run time unknown or <= 0": 3}),
+           ("plan-reservations", "filtered.swf", 3, {"run time unknown or <= 0": 3}),
+           ("leasing", "filtered.swf", 3, {"run time unknown or < 0": 3}),
+           ("cluster", "filtered.swf", 3, {"run time unknown or < 0": 3}),
+           ("elastic", "filtered.swf", 3, {"run time unknown or < 0": 3}),
+           ("elastic sweep", "filtered.swf", 3, {"run time unknown or < 0": 3}),
+           ("advise", "filtered.swf", 3, {"run time unknown": 3})]
+
+
+@pytest.mark.parametrize(("command", "name", "read", "removed"), NOTHING, ids=[f"{c} {n}" for c, n, *_ in NOTHING])
+def test_a_trace_with_no_job_left_is_a_result_with_its_counts_not_a_refusal(
+        workdir: Path, command: str, name: str, read: int, removed: dict[str, int]) -> None:
+    run = cloudbroker(*command.split(), "--trace", name, "--json")  # the workdir fixture fails any work started
+    assert run.code == 0, run
+    assert run.err.splitlines()[-1].startswith(f"{name}: no job left to run: {read} job(s) read"), run.err
+    payload = json.loads(run.out)
+    assert (payload["jobs"], payload["jobs_in"], payload["jobs_kept"], payload["jobs_removed"]) == (0, read, 0, removed)
+    assert payload["nothing_to_run"].startswith("no job left to run")
+
+
+@pytest.mark.parametrize("command", ["simulate", "cluster", "leasing --policy constant:1", "elastic", "plan-reservations"])
+def test_an_undocumented_value_is_read_by_its_rule_and_counted_in_the_output(tmp_path: Path, command: str) -> None:
+    trace = tmp_path / "negative.swf"
+    trace.write_text(FILES["negative.swf"] + f"2 5 0 20 1 -1 -1 1 100 -1 -4 {UNKNOWN}\n")
+    run = cloudbroker(*command.split(), "--trace", str(trace), "--json")
+    assert run.code == 0, run
+    flagged = {"allocated_procs: negative, read as unknown": 1, "status: undocumented code -4, read as unknown": 1}
+    counted = json.loads(run.out)["jobs_flagged"]  # with what the command's job view flags (an unknown user, ...)
+    assert {why: counted.get(why) for why in flagged} == flagged
+    assert run.err.splitlines() == [f"{trace}: 2 line(s) flagged (allocated_procs: negative, read as unknown: 1; "
+                                    "status: undocumented code -4, read as unknown: 1)"]
 
 
 # -- undefined figures are null, with the reason -----------------------------------------------------------------
