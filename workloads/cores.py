@@ -114,4 +114,5 @@ def cores_view(trace: pd.DataFrame, *, parallel: Parallel = "expand",
                     native_wait=np.repeat(wait, width)[order],
                     ids=np.repeat(kept["job_id"].fillna(-1).to_numpy(dtype=np.int64), width)[order],
                     groups=tuple(int(g) for g in groups), origin=float(origin))
-    return jobs, FilterReport(read=len(trace), kept=len(jobs), removed=removed, kept_flagged=flagged)
+    # the report counts the log's jobs (read = removed + kept); the view's tasks are len(jobs)
+    return jobs, FilterReport(read=len(trace), kept=len(kept), removed=removed, kept_flagged=flagged)

@@ -313,7 +313,7 @@ def _checked_header(header: SwfHeader, texts: list[str]) -> tuple[SwfHeader, lis
         odd.append((number, f"header field {key}: {value} is out of range (0 to {bound}), ignored"))
         dropped: dict[str, Any] = {_HEADER_ATTRIBUTES[key]: None}
         header = dataclasses.replace(header, **dropped)
-    return header, odd
+    return header, sorted(odd)  # by line: --strict names the first in the file
 
 
 def _header_int(fields: dict[str, str], key: str) -> int | None:

@@ -51,11 +51,11 @@ def submission_features(trace: pd.DataFrame, *, max_procs: int, unix_start: int 
     """
     if max_procs < 1:
         raise ConfigError(f"the machine needs max_procs >= 1, got {max_procs}")
-    jobs, report = _replayable(trace, max_procs)
+    jobs, report = replayable_jobs(trace, max_procs)
     state = _replay(jobs, max_procs)
     when = _local_times(jobs["submit_time"].to_numpy(dtype=np.int64), unix_start, time_zone)
     frame = pd.DataFrame({
-        "job_id": jobs["job_id"].to_numpy(dtype=np.int64),
+        "job_id": jobs["job_id"].to_numpy(dtype=np.int64, na_value=-1),
         "user": jobs["user_id"].to_numpy(dtype=np.int64), "group": jobs["group_id"].to_numpy(dtype=np.int64),
         "queue": jobs["queue"].to_numpy(dtype=np.int64),
         "submit_s": jobs["submit_time"].to_numpy(dtype=np.float64),
@@ -84,7 +84,8 @@ def known(frame: pd.DataFrame, query: int, label: str) -> np.ndarray:
     return mask
 
 
-def _replayable(trace: pd.DataFrame, max_procs: int) -> tuple[pd.DataFrame, FilterReport]:
+def replayable_jobs(trace: pd.DataFrame, max_procs: int) -> tuple[pd.DataFrame, FilterReport]:
+    """The rows of ``trace`` the advisor replays (in submission order, the trace's index kept) and what was removed."""
     held = trace["allocated_procs"].where(trace["allocated_procs"] > 0, trace["requested_procs"])
     procs = trace["requested_procs"].where(trace["requested_procs"] > 0, trace["allocated_procs"])
     parts, alone = partial_executions(trace)

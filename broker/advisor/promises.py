@@ -9,8 +9,10 @@ submitted before it and on the run times of the jobs that had ended by then in t
 on later ones. So the replay stops at the last job asked for.
 
 A promise is the replay's, not the real machine's: the real log's waits come from its own scheduler
-and its own run of events. Jobs join by their SWF job number; a number that is not unique among
-the replayed jobs, or a job the replay does not have, is an error.
+and its own run of events. :func:`promised_waits` joins jobs by their SWF job number (a number that
+is not unique among the replayed jobs, or a job the replay does not have, is an error);
+:func:`with_promises` joins the advisor's frame by the trace's rows instead, so that a log whose
+job numbers repeat or are unknown (real ones have both) still gets its promises.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from broker.advisor.features import replayable_jobs
 from broker.hybrid.world import replay
 from workloads.errors import InputError
 from workloads.rigid import rigid_view
@@ -64,5 +67,9 @@ def with_promises(frame: pd.DataFrame, trace: pd.DataFrame, max_procs: int, rows
     The other rows' promises are NaN: the conservative replay stops at the last job asked for.
     """
     column = np.full(len(frame), np.nan)
-    column[:rows] = promised_waits(trace, frame["job_id"].to_numpy()[:rows], max_procs=max_procs)
+    replayable, _ = replayable_jobs(trace, max_procs)  # the frame's rows, in its order
+    by_row = trace.reset_index(drop=True)
+    by_row = by_row.assign(job_id=pd.Series(np.arange(len(by_row)), dtype="Int64"))
+    rows_of_frame = trace.index.get_indexer(replayable.index)
+    column[:rows] = promised_waits(by_row, rows_of_frame[:rows], max_procs=max_procs)
     return frame.assign(**{PROMISE: column})

@@ -104,7 +104,7 @@ def advise_cmd(
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient, strict)
-    machine = _machine(swf, trace)
+    machine, source = _machine(swf, trace)
     frame, report = submission_features(swf.frame, max_procs=machine, unix_start=swf.header.unix_start_time,
                                         time_zone=swf.header.time_zone_string)
     if len(frame) < 2:
@@ -112,6 +112,8 @@ def advise_cmd(
         return
     protocol = _protocol(tune, skip, evaluate, len(frame), trace)
     protocol.windows(len(frame))  # refuse a trace too short for the protocol before any work
+    if source != "MaxProcs":  # said after the checks: a refusal stays one line
+        print(f"{trace}: no MaxProcs in the header: a machine of {machine:,} processors ({source})", file=sys.stderr)
     started = time.perf_counter()
     if promises:
         frame = _with_promises(frame, swf.frame, machine, protocol.skip + protocol.evaluate, trace)
@@ -137,8 +139,8 @@ def _check_tune(tune: int | None, skip: int | None) -> None:
         raise typer.BadParameter(f"--tune {tune} must not exceed --skip {skip}")
 
 
-def _machine(swf: Any, trace: str) -> int:
-    """The machine's processors the features need (:func:`workloads.swf.site_size`; said if not the header's)."""
+def _machine(swf: Any, trace: str) -> tuple[int, str]:
+    """The machine's processors the features need (:func:`workloads.swf.site_size`) and where the number comes from."""
     from workloads.errors import ConfigError
     from workloads.swf import site_size
 
@@ -146,9 +148,7 @@ def _machine(swf: Any, trace: str) -> int:
     if not size:
         raise ConfigError(f"{trace}: the trace gives no MaxProcs, no MaxNodes and no processor count (the machine's "
                           "size the features need)")
-    if source != "MaxProcs":
-        print(f"{trace}: no MaxProcs in the header: a machine of {size:,} processors ({source})", file=sys.stderr)
-    return size
+    return size, source
 
 
 def _protocol(tune: int | None, skip: int | None, evaluate: int | None, n: int, trace: str) -> Any:

@@ -130,7 +130,7 @@ def elastic_cmd(
     with inputs.progress("elastic", len(jobs)) as recorder:
         result = run_elastic(jobs, pool, policy, lam=lam, seed=seed, sarsa=sarsa, trim=trim, recorder=recorder)
     native, native_undefined, without_wait = native_figures(jobs, pool.interactive_s, trim)
-    payload = {"trace": trace, **counts, "first_day": first_day, "days": days, "parallel": parallel,
+    payload = {"trace": trace, **counts, "tasks": len(jobs), "first_day": first_day, "days": days, "parallel": parallel,
                **result.summary.to_dict(), "seed": seed, "hold_s": hold,
                "sarsa": sarsa.to_dict() if policy == "sarsa" else None,
                "native": {**native, "jobs_without_wait": without_wait, "undefined": native_undefined},

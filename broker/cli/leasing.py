@@ -103,12 +103,13 @@ def leasing_cmd(
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient, strict)
-    m = _nodes(swf, nodes)
+    m, source = _nodes(swf, nodes)
     leasing = LEASING_POLICIES.get(name)(m, **params)
     jobs, report = rigid_view(swf.frame, nodes=m)
     jobs = jobs if limit_jobs is None else jobs.head(limit_jobs)
     _policy_steps(jobs, span)
     counts = inputs.kept(report, trace, swf)
+    _say_site(swf, m, source)
     if not len(jobs):
         inputs.nothing_to_run(counts, trace, as_json=as_json, out_dir=out_dir)
         return
@@ -150,19 +151,23 @@ def _caps(text: str, m: int) -> list[int]:
     return list(range(lo, hi + 1))
 
 
-def _nodes(swf: SwfTrace, nodes: int | None) -> int:
-    """``--nodes``, else the site's size from the trace (:func:`workloads.swf.site_size`; said if not the header's)."""
+def _nodes(swf: SwfTrace, nodes: int | None) -> tuple[int, str]:
+    """``--nodes``, else the site's size from the trace (:func:`workloads.swf.site_size`), and where it came from."""
     if nodes:
-        return nodes
+        return nodes, "--nodes"
     m, source = site_size(swf)
     if not m:
         raise typer.BadParameter("the trace gives no MaxProcs, no MaxNodes and no processor count: pass --nodes")
     if m > MAX_NODES:
         raise typer.BadParameter(f"the trace gives {m:,} nodes ({source}), more than {MAX_NODES:,}: pass --nodes")
+    return int(m), source
+
+
+def _say_site(swf: SwfTrace, m: int, source: str) -> None:
+    """After the checks (a refusal stays one line): say when the site's size is not the header's."""
     if source == "the widest job":
         print(f"{swf.path.name}: no MaxProcs or MaxNodes in the header: a site of {m:,} nodes, the widest job's "
               "(--nodes to choose)", file=sys.stderr)
-    return int(m)
 
 
 def _policy(text: str, seed: int, k: int, epsilon: float, learning: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -263,12 +268,13 @@ def leasing_sweep_cmd(
     inputs.store_dir(store)
     inputs.output_dir(plot, "--plot", force=force)
     swf = inputs.trace(trace, lenient, strict)
-    m = _nodes(swf, nodes)
+    m, source = _nodes(swf, nodes)
     values = _caps(v, m)
     view, report = rigid_view(swf.frame, nodes=m)
     jobs = view if limit_jobs is None else view.head(limit_jobs)
     _policy_steps(jobs, span)
     counts = inputs.kept(report, trace, swf)
+    _say_site(swf, m, source)
     if not len(jobs):
         inputs.nothing_to_run(counts, trace, as_json=as_json)
         return

@@ -156,18 +156,43 @@ MAX_EXACT_INT = 2**53
 MAX_UNIX_TIME = 253_402_300_799
 
 
-def token_problem(token: str, *, integral: bool) -> str | None:
-    """What the reader must say about one field's token (None: valid), from SWF's rules, independently of it."""
-    if not SWF_NUMBER.fullmatch(token):
-        return "is not a number"
-    value = float(token)
-    if not math.isfinite(value):
-        return "is out of range"
-    if value < -1:
-        return "is negative"
-    if integral and not (value.is_integer() and abs(value) <= MAX_EXACT_INT):
-        return "is not an integer"
-    return None
+def token_problem(token: str) -> str | None:
+    """What the reader must refuse in one field's token (None: it parses), from SWF's syntax, independently of it.
+
+    Only syntax is refused: a token that parses as a number is read, and an odd value settled by its
+    field's rule (:func:`settled`).
+    """
+    return None if SWF_NUMBER.fullmatch(token) else "is not a number"
+
+
+#: The SWF v2.2 columns by kind, as the format documents them (times in seconds; counts of processors;
+#: numbers that name something; a code).
+TIME_NAMES = ("submit_time", "wait_time", "run_time", "requested_time", "think_time")
+COUNT_NAMES = ("allocated_procs", "requested_procs")
+STATUS_CODES = (-1, 0, 1, 2, 3, 4, 5)
+
+
+def settled(value: float, column: int) -> float:
+    """The value the reader must give for ``value`` read in ``column`` (0-based; -1: unknown), by the stated rules.
+
+    Written from the rules of ``workloads/oddities.py``'s docstring, not from its code: a value that
+    overflowed, or beyond 2**53 in an integer field, or negative other than -1, is unknown; a status
+    other than the documented codes is unknown; a fraction of a second is rounded half up, a fraction
+    of a processor up, a fraction of an id makes it unknown; a real field keeps any value >= 0.
+    """
+    name = COLUMN_NAMES[column]
+    integral = INT_COLUMN[column]
+    if not math.isfinite(value) or (integral and abs(value) > MAX_EXACT_INT) or (value < 0 and value != -1):
+        return -1.0
+    if name == "status":
+        return value if value in STATUS_CODES else -1.0
+    if not integral or value == int(value):
+        return value
+    if name in TIME_NAMES:
+        return float(math.floor(value + 0.5))
+    if name in COUNT_NAMES:
+        return float(math.ceil(value))
+    return -1.0
 
 
 @dataclass

@@ -21,6 +21,7 @@ from tests.fuzz.support import (
     fuzz_pair,
     run_cli,
     scratch,
+    settled,
     swf_docs,
     time_limit,
     token_problem,
@@ -40,11 +41,12 @@ def read(path: Path, *, lenient: bool = False, via_cache: bool = False) -> SwfTr
 
 
 def assert_rows(trace: SwfTrace, values: list[list[float]], doc: SwfDoc) -> None:
-    """The frame holds exactly ``values`` (-1 read as missing), integers exactly and reals to 1e-12."""
+    """The frame holds exactly ``values`` as settled by their fields' rules (-1 read as missing), integers exactly and
+    reals to 1e-12."""
     frame = trace.frame
     assert len(frame) == len(values), (len(frame), len(values), doc.lines)
     for column, (name, integral) in enumerate(zip(COLUMN_NAMES, INT_COLUMN, strict=True)):
-        for row, expected in enumerate(v[column] for v in values):
+        for row, expected in enumerate(settled(v[column], column) for v in values):
             got = frame[name].iloc[row]
             if expected == -1:
                 assert pd.isna(got), (name, row, got, doc.lines)
@@ -122,16 +124,15 @@ def broken_docs(draw: st.DrawFn) -> Broken:
         text = draw(st.sampled_from(BAD_SEPARATORS))
         line = " ".join(tokens[:field - 1]) + text + " ".join(tokens[field - 1:])
     doc.lines[index] = line
-    if kind == "token" and token_problem(text, integral=INT_COLUMN[field - 1]) is None:
-        doc.values[job][field - 1] = float(text)  # still a valid line: the file must read
+    if kind == "token" and token_problem(text) is None:
+        doc.values[job][field - 1] = float(text)  # it parses: the file must read, the value settled by its rule
     return Broken(doc, job, kind, field, text)
 
 
 def _broken_swf_line_is_named(case: tuple[Broken, bool]) -> None:
     broken, via_cache = case
     doc = broken.doc
-    integral = INT_COLUMN[broken.field - 1]
-    problem = token_problem(broken.text, integral=integral) if broken.kind == "token" else "broken"
+    problem = token_problem(broken.text) if broken.kind == "token" else "broken"
     with scratch() as tmp:
         path = doc.write(tmp)
         if problem is None:
@@ -146,10 +147,11 @@ def _broken_swf_line_is_named(case: tuple[Broken, bool]) -> None:
         assert message.startswith(f"{path.name}:{broken.line}: "), (message, broken)
         assert error.line == broken.line and error.path == path
         name = COLUMN_NAMES[broken.field - 1]
+        assert message.endswith(" (--lenient skips such lines and counts them)"), message
         if broken.kind == "token":
             assert f"field {broken.field} ({name}): " in message and problem in message, (message, problem)
         elif broken.kind in ("fewer", "more"):
-            assert message.endswith(f"expected 18 fields, found {broken.text}"), message
+            assert f"expected 18 fields, found {broken.text} (--lenient skips" in message, message
         else:
             assert "field" in message, message
         lenient = read(path, lenient=True, via_cache=via_cache)
@@ -197,20 +199,21 @@ def _header_value_read_or_named(case: tuple[tuple[SwfDoc, str, str, int], bool])
     number = _leading_int(value)
     with scratch() as tmp:
         path = doc.write(tmp)
+        trace = read(path, lenient=lenient)
         if number is not None and not _in_range(key, number):
+            # out of range: ignored and counted (the header line named); --strict refuses it in one line
+            assert getattr(trace.header, FIELDS[key]) is None
+            assert any(key in why for why in trace.flagged) and (line, next(
+                why for why in trace.flagged if key in why)) in trace.flagged_examples, trace.flagged_examples
             try:
-                read(path)
+                read_swf(path, strict=True)
             except SwfFormatError as exc:
                 assert str(exc).startswith(f"{path.name}:{line}: ") and key in str(exc), str(exc)
             else:
-                raise AssertionError(f"header {key}: {value!r} read without error")
-            trace = read(path, lenient=True)
-            assert getattr(trace.header, FIELDS[key]) is None and trace.skipped == 1
-            assert trace.skipped_examples[0][0] == line
+                raise AssertionError(f"header {key}: {value!r} read by --strict without error")
         else:
-            trace = read(path, lenient=lenient)
             assert getattr(trace.header, FIELDS[key]) == number, (key, value)
-        assert len(trace.frame) == len(doc.values)
+        assert trace.skipped == 0 and len(trace.frame) == len(doc.values)
         json.dumps(trace_info(trace))
 
 
@@ -247,8 +250,10 @@ def _trace_commands_on_odd_headers(case: tuple[tuple[SwfDoc, str, str, int], str
         run = run_cli(args, tmp=tmp)
         assert "NaT" not in run.out, run.out
         number = _leading_int(value)
-        if number is not None and not _in_range(key, number):
-            assert run.code == 2 and f"odd.swf:{line}:" in run.err and key in run.err, run.err
+        if number is not None and not _in_range(key, number):  # ignored and counted, never the refusal
+            assert f"odd.swf:{line}:" not in run.err or run.code == 0, run.err
+            strict = run_cli([*args, "--strict"], tmp=tmp)
+            assert strict.code == 2 and f"odd.swf:{line}:" in strict.err and key in strict.err, strict.err
 
 
 test_trace_commands_on_odd_headers, test_trace_commands_on_odd_headers_slow = fuzz_pair(
@@ -257,15 +262,19 @@ test_trace_commands_on_odd_headers, test_trace_commands_on_odd_headers_slow = fu
 
 
 def test_known_reproducer_huge_unix_start_time() -> None:
-    """Issue 12 item 7, crash 1: ``trace info`` raised OverflowError, ``cluster`` reported a NaT month."""
+    """Issue 12 item 7, crash 1: ``trace info`` raised OverflowError, ``cluster`` reported a NaT month.
+
+    Since issue 31 the value is ignored and counted (the log is read); ``--strict`` refuses it in one line."""
     with scratch() as tmp:
         path = tmp / "a.swf"
         path.write_text("; UnixStartTime: 99999999999999999999999\n" + " ".join(["1"] * 18) + "\n")
-        for args in (["trace", "info", str(path)], ["cluster", "--trace", str(path), "--json"]):
+        for args in (["trace", "info", str(path), "--json"], ["cluster", "--trace", str(path), "--json"]):
             run = run_cli(args, tmp=tmp)
-            assert run.code == 2 and "a.swf:1:" in run.err and "UnixStartTime" in run.err, run.err
-        with_lenient = run_cli(["trace", "info", str(path), "--lenient", "--json"], tmp=tmp)
-        assert json.loads(with_lenient.out)["unix_start_time"] is None
+            assert run.code == 0 and "NaT" not in run.out, run.err
+            strict = run_cli([*args, "--strict"], tmp=tmp)
+            assert strict.code == 2 and "a.swf:1:" in strict.err and "UnixStartTime" in strict.err, strict.err
+        info = json.loads(run_cli(["trace", "info", str(path), "--json"], tmp=tmp).out)
+        assert info["unix_start_time"] is None and any("UnixStartTime" in why for why in info["flagged"])
 
 
 def test_far_submit_times_do_not_crash_trace_info() -> None:

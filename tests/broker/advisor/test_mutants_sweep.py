@@ -94,8 +94,8 @@ class _Recorded:
 def recorded(monkeypatch) -> tuple[list, list]:
     frames: list = []
 
-    def frame_of(trace: str, promise_rows: int | None = None) -> str:
-        frames.append((trace, promise_rows))
+    def frame_of(trace: str, promise_rows: int | None = None, lenient: bool = False) -> str:
+        frames.append((trace, promise_rows, *(("lenient",) if lenient else ())))
         return f"frame of {trace}"
 
     _Recorded.calls = []
@@ -125,6 +125,12 @@ def test_a_cell_with_promises_asks_for_them_up_to_the_end_of_its_window(recorded
     assert frames == [("t.swf", 20 + 30)]
     kwargs = calls[0][2]
     assert (kwargs["promises"], kwargs["cutoff"], kwargs["seed"]) == (True, True, 0)
+
+
+def test_a_lenient_cell_reads_its_trace_leniently(recorded) -> None:
+    frames, _ = recorded
+    sweep.advise_cell({**CELL, "lenient": True}, 11)
+    assert frames == [("t.swf", None, "lenient")]
 
 
 def test_a_cell_stored_before_the_search_budget_existed_searches_20_generations(recorded) -> None:
@@ -161,12 +167,18 @@ def test_the_promises_cover_only_the_rows_asked_for_and_each_count_is_kept_apart
     assert "promised_wait_s" not in trace_frame(str(path))
 
 
-def test_a_trace_without_maxprocs_is_refused_with_its_name(frames, tmp_path: Path) -> None:
+def test_a_trace_without_maxprocs_is_read_on_a_machine_of_its_widest_job(frames, tmp_path: Path) -> None:
     path = tmp_path / "headless.swf"
     path.write_text("\n".join(SWF) + "\n")
-    with pytest.raises(ConfigError, match=r"^" + re.escape(str(path)) + r": the header gives no MaxProcs "
-                                          r"\(the machine's size the features need\)$"):
-        trace_features(str(path))
+    frame, _ = trace_features(str(path))
+    assert frame["free_procs"].tolist()[0] == 2  # the widest job holds 2: the machine's size
+    nothing = tmp_path / "no-count.swf"
+    nothing.write_text("\n".join(" ".join("-1" if i in (4, 7) else v for i, v in enumerate(line.split()))
+                                 for line in SWF) + "\n")
+    with pytest.raises(ConfigError, match=r"^" + re.escape(str(nothing)) + r": the trace gives no MaxProcs, no "
+                                          r"MaxNodes and no processor count \(the machine's size the features "
+                                          r"need\)$"):
+        trace_features(str(nothing))
 
 
 # -- the tidy table ---------------------------------------------------------------------------------------------

@@ -82,3 +82,22 @@ def test_with_promises_fills_the_first_rows_and_leaves_the_rest_nan() -> None:
     assert got[PROMISE].tolist()[:2] == [0.0, 90.0] and np.isnan(got[PROMISE].iloc[2])
     assert got["x"].tolist() == [1, 2, 3] and PROMISE not in frame  # a new frame
     assert with_promises(frame, _trace(HAND), 2, 3)[PROMISE].tolist() == [0.0, 90.0, 130.0]
+
+
+def test_with_promises_joins_by_row_so_repeated_or_unknown_job_numbers_get_their_promises() -> None:
+    # real logs repeat job numbers and carry unknown ones (-1): the advisor's frame still gets the
+    # hand-worked promises of HAND, row by row
+    from broker.advisor.promises import PROMISE, with_promises
+
+    for numbers in ([10, 10, 12], [pd.NA, 11, pd.NA]):
+        trace = _trace(HAND).assign(job_id=pd.array(numbers, dtype="Int64"))
+        frame = pd.DataFrame({"x": [1, 2, 3]})
+        assert with_promises(frame, trace, 2, 3)[PROMISE].tolist() == [0.0, 90.0, 130.0]
+
+
+def test_with_promises_follows_the_frames_submission_order_not_the_logs_line_order() -> None:
+    # the log's lines out of submit order: the frame (submission order) is A, B, C all the same
+    from broker.advisor.promises import PROMISE, with_promises
+
+    trace = _trace([HAND[1], HAND[0], HAND[2]])
+    assert with_promises(pd.DataFrame({"x": [1, 2, 3]}), trace, 2, 3)[PROMISE].tolist() == [0.0, 90.0, 130.0]

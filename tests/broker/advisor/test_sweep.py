@@ -151,4 +151,4 @@ def test_a_worker_builds_a_traces_frames_once() -> None:
     assert len(FRAMES) == 2  # the features, and the features with promises
     kept = trace_frame(KTH, 3000)
     assert advise_cell(config, 0) == first and len(FRAMES) == 2 and trace_frame(KTH, 3000) is kept
-    FRAMES.get(("features", KTH), lambda: pytest.fail("the features were not kept"))
+    FRAMES.get(("features", KTH, False), lambda: pytest.fail("the features were not kept"))

@@ -120,7 +120,7 @@ def test_workload_problem_names_the_key_and_what_it_takes():
     nan, inf = float("nan"), float("inf")
     cases = [({"trace": "t", "volumes": "v.csv", "limit": 1, "seed": 0, "parallel": "expand"}, None),
              ({"synthetic": 0.5}, None),
-             ({"bogus": 1}, "unknown key 'bogus'; known: limit, parallel, seed, synthetic, trace, volumes"),
+             ({"bogus": 1}, "unknown key 'bogus'; known: lenient, limit, parallel, seed, synthetic, trace, volumes"),
              ({"trace": ""}, "trace must be a path or registry name, got ''"),
              ({"trace": 5}, "trace must be a path or registry name, got 5"),
              ({"trace": "t", "volumes": ""}, "volumes must be a path, got ''"),

@@ -24,7 +24,7 @@ def test_processor_counts_fall_back_to_the_request_and_at_least_one_task() -> No
                    allocated_procs=[0, 1, pd.NA, 0], requested_procs=[3, 4, pd.NA, 0])
     jobs, report = cores_view(frame)
     assert jobs.ids.tolist() == [1, 1, 1, 2, 3, 4] and jobs.native_wait.tolist() == [5.0, 5.0, 5.0, 0.0, 0.0, 0.0]
-    assert (report.read, report.kept) == (4, 6)
+    assert (report.read, report.kept, len(jobs)) == (4, 4, 6)  # the report counts jobs; the view holds tasks
     assert report.kept_flagged == {"with unknown group (one shared group)": 0, "with unknown processors (one task)": 1}
     # times are float seconds even from the integer columns of a trace (no NA among the waits here)
     assert jobs.submit.dtype == jobs.runtime.dtype == jobs.native_wait.dtype == np.float64

@@ -105,8 +105,12 @@ def test_the_trace_header_gives_the_nodes_and_the_clock(tmp_path: Path) -> None:
     assert LeasingEnv(swf(tmp_path, "; MaxNodes: 3\n")).m == 3
     assert LeasingEnv(swf(tmp_path, "; MaxProcs: 4\n; MaxNodes: 3\n")).m == 4
     assert LeasingEnv(swf(tmp_path, "; MaxProcs: 4\n"), nodes=6).m == 6  # nodes given: the header is not read
-    with pytest.raises(ConfigError, match="the header gives no MaxProcs: pass nodes"):
-        LeasingEnv(swf(tmp_path, "; Computer: none\n"))
+    # neither in the header: the widest job's processors (the one job holds 2)
+    assert LeasingEnv(swf(tmp_path, "; Computer: none\n")).m == 2
+    path = tmp_path / "unknown.swf"  # and no processor count on any line either: refused, naming the way out
+    path.write_text(f"1 0 0 100 -1 -1 -1 -1 100 -1 1 {UNKNOWN}\n")
+    with pytest.raises(ConfigError, match="gives no MaxProcs, no MaxNodes and no processor count: pass nodes"):
+        LeasingEnv(str(path))
     # the clock starts at UnixStartTime: 06:00 UTC on a Thursday; without one, at 0
     env = LeasingEnv(swf(tmp_path, "; MaxProcs: 4\n; UnixStartTime: 21600\n"))
     obs, _ = env.reset()
