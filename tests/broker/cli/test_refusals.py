@@ -191,7 +191,8 @@ def test_a_trace_with_no_job_left_is_a_result_with_its_counts_not_a_refusal(
     assert payload["nothing_to_run"].startswith("no job left to run")
 
 
-@pytest.mark.parametrize("command", ["simulate", "cluster", "leasing --policy constant:1", "elastic", "plan-reservations"])
+@pytest.mark.parametrize("command", ["simulate", "cluster", "leasing --policy constant:1", "elastic",
+                                     "plan-reservations"])
 def test_an_undocumented_value_is_read_by_its_rule_and_counted_in_the_output(tmp_path: Path, command: str) -> None:
     trace = tmp_path / "negative.swf"
     trace.write_text(FILES["negative.swf"] + f"2 5 0 20 1 -1 -1 1 100 -1 -4 {UNKNOWN}\n")
