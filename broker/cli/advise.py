@@ -330,6 +330,7 @@ def _sweep_out(out_dir: Path, force: bool) -> None:
 
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out {out_dir}: a file is there; give a directory")
+    inputs.writable(out_dir, "--out")
     inputs.store_dir(out_dir / STORE, "--out")
     taken = sorted(p.name for p in out_dir.iterdir() if p.name != STORE) if out_dir.is_dir() else []
     if taken and not force:
