@@ -125,13 +125,27 @@ def _step(starts: list[float], path: Path) -> float:
     return float(steps[0])
 
 
+#: The largest plan file read (bytes): a plan holds one entry per instance type and option.
+MAX_PLAN_BYTES = 16 * 2**20
+
+
 def read_plan(path: str | Path) -> ReservationPlan:
-    """Read a reservation plan (``plan-reservations --json`` output, or its ``"plan"`` member)."""
+    """Read a reservation plan (``plan-reservations --json`` output, or its ``"plan"`` member).
+
+    A file over :data:`MAX_PLAN_BYTES`, or a plan of more than
+    :data:`broker.pricing.reservations.MAX_RESERVATIONS` reservations, is refused before it is read whole.
+    """
     path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: {size:,} bytes; a plan file holds at most {MAX_PLAN_BYTES:,} (one entry per "
+                        "instance type and option)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise PlanError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits, an undecodable byte
+        raise PlanError(f"{path}: not a plan ({exc})") from None
     if isinstance(data, dict) and "plan" in data:
         data = data["plan"]
     return ReservationPlan.from_dict(data, source=str(path))

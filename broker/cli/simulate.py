@@ -161,8 +161,10 @@ def _plan(path: Path | None, policy: str) -> ReservationPlan | None:
         return None
     try:
         return read_plan(path)
-    except (OSError, PlanError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    except OSError as exc:
+        raise typer.BadParameter(f"--reservations {path}: {exc.strerror}") from exc
+    except PlanError as exc:
+        raise typer.BadParameter(f"--reservations {exc}") from exc
 
 
 def _payload(result: RunResult, work: inputs.Workload, config: SimulationConfig, seed: int,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from broker.cli.app import COMMANDS
+from broker.cli.files import MAX_PLAN_BYTES
 from broker.hybrid.sweep import summarize_sweep
 from tests.conftest import CliRun, cloudbroker, trace_path
 
@@ -33,6 +34,10 @@ FILES = {
     "no-trace.toml": '[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n',
     "no-family.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n',
     "taken": "an existing file\n",
+    "huge-plan.json": json.dumps({"term_years": 1, "reservations": [{"instance_type": "small",
+                                                                     "option": "reserved-heavy", "count": 10**12}]}),
+    "digits-plan.json": '{"term_years": 1, "reservations": [{"instance_type": "small", "option": "reserved-heavy", '
+                        '"count": 1' + "0" * 5000 + "}]}",
 }
 
 #: (command line, words the one line must hold)
@@ -65,6 +70,12 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("plan-reservations", "--interval", "0"), ("'--interval'", "got '0'")),
     (("leasing", "sweep", "--trace", KTH, "--random-runs", "-1"), ("'--random-runs'", "got '-1'")),
     (("simulate", "--policy", "coh-r", "--reservations", "plan.json"), ("plan.json", "'huge'", "reserved-light")),
+    (("simulate", "--policy", "coh-r", "--reservations", "huge-plan.json"),
+     ("--reservations huge-plan.json", "1,000,000,000,000 reservations", "at most 1,000,000")),
+    (("simulate", "--policy", "coh-r", "--reservations", "digits-plan.json"),
+     ("--reservations digits-plan.json", "not a plan", "5001 digits")),
+    (("simulate", "--policy", "coh-r", "--reservations", "no-plan.json"),
+     ("--reservations no-plan.json", "No such file or directory")),
     (("cluster", "sweep", "cap-empty.toml", "--out", "out"), ("cap-empty.toml", "'cap'", "empty list")),
     (("cluster", "sweep", "no-trace.toml", "--out", "out"), ("no-trace.toml", "[workload]", "'nope.swf'",
                                                              "registered traces")),
@@ -162,6 +173,14 @@ def test_each_mistake_is_refused_in_one_line_before_any_work(workdir: Path, args
     line = one_line(cloudbroker(*args))
     assert all(w in line for w in words), (line, [w for w in words if w not in line])
     assert sorted(p.name for p in workdir.iterdir()) == before  # no file or directory left behind
+
+
+def test_a_plan_file_larger_than_any_plan_is_refused_before_it_is_read(workdir: Path) -> None:
+    with (workdir / "big.json").open("wb") as fh:
+        fh.truncate(MAX_PLAN_BYTES + 1)  # sparse: nothing is written
+    line = one_line(cloudbroker("simulate", "--policy", "coh-r", "--reservations", "big.json"))
+    size = f"{MAX_PLAN_BYTES + 1:,} bytes; a plan file holds at most {MAX_PLAN_BYTES:,}"
+    assert f"--reservations big.json: {size}" in line
 
 
 def test_a_refusal_is_one_line_even_when_its_message_spans_several(workdir: Path) -> None:
