@@ -17,6 +17,7 @@ import csv
 import json
 import math
 import re
+from array import array
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,25 +76,30 @@ def read_demand(path: str | Path, types: tuple[str, ...], *, interval_s: float =
         cols = [h for h in header if h in types]
         if not cols:
             raise DemandFormatError(f"{path}:1: no instance-type column; expected some of {types}")
-        rows, starts = [], []
+        rows, starts = array("q"), array("d")  # 8 bytes a count, however many rows
         for line, row in enumerate(reader, start=2):
             if not row or all(not c.strip() for c in row):
                 continue
             if len(row) != len(header):
                 raise DemandFormatError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+            if len(rows) + len(cols) > MAX_DEMAND_CELLS:
+                raise DemandFormatError(f"{path}:{line}: more than {MAX_DEMAND_CELLS:,} counts (rows x {len(cols)} "
+                                        "types), the most a demand file may hold; use longer intervals")
             values = dict(zip(header, (c.strip() for c in row), strict=True))
-            rows.append([_count(values[c], path, line, c) for c in cols])
+            rows.extend(_count(values[c], path, line, c) for c in cols)
             if "start_s" in values:
                 starts.append(_number(values["start_s"], path, line))
-    step = _step(starts, path) if len(starts) > 1 else interval_s
-    counts = np.array(rows, dtype=np.int64).reshape(-1, len(cols))
-    return Demand(counts, tuple(cols), step, starts[0] if starts else 0.0, str(path))
+    step = _step(list(starts), path) if len(starts) > 1 else interval_s
+    counts = np.frombuffer(rows, dtype=np.int64).reshape(-1, len(cols)) if rows else np.zeros((0, len(cols)), np.int64)
+    return Demand(counts.copy(), tuple(cols), step, starts[0] if starts else 0.0, str(path))
 
 
 #: A count as a demand file writes it: ASCII digits (Python's int() would also take "1_0" and other scripts' digits).
 _COUNT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 #: The largest count read (instances of one type in one interval).
 MAX_COUNT = 2**53
+#: The largest demand table read or made by a replay (intervals x instance types): 100 million counts, 800 MB.
+MAX_DEMAND_CELLS = 100_000_000
 
 
 def _count(text: str, path: Path, line: int, field: str) -> int:

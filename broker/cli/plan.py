@@ -12,7 +12,7 @@ from rich.table import Table
 
 from broker.cli import inputs
 from broker.cli.console import out
-from broker.cli.files import read_demand
+from broker.cli.files import MAX_DEMAND_CELLS, read_demand
 from broker.cli.simulate import configuration
 from broker.coh.config import SimulationConfig
 from broker.planning.demand import Demand, distribution, replay_demand
@@ -127,10 +127,6 @@ def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthe
         demand, _ = replay_demand(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
                                   recorder=recorder, interval_s=interval, source=work.label)
     return demand, f"CoH replay of {work.label}", counts
-
-
-#: The largest demand table a replay may fill (intervals x instance types): 100 million counts, 800 MB.
-MAX_DEMAND_CELLS = 100_000_000
 
 
 def _demand_cells(jobs: JobTable, interval: float, types: int) -> None:

@@ -183,6 +183,15 @@ def test_a_plan_file_larger_than_any_plan_is_refused_before_it_is_read(workdir: 
     assert f"--reservations big.json: {size}" in line
 
 
+def test_a_demand_file_of_more_counts_than_the_bound_is_refused_at_the_line_that_passes_it(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("broker.cli.files.MAX_DEMAND_CELLS", 4)  # two rows of two types
+    (workdir / "d.csv").write_text("small,large\n1,2\n3,4\n5,6\n")
+    line = one_line(cloudbroker("plan-reservations", "--demand", "d.csv"))
+    assert line == ("error: d.csv:4: more than 4 counts (rows x 2 types), the most a demand file may hold; use longer "
+                    "intervals")
+
+
 def test_a_refusal_is_one_line_even_when_its_message_spans_several(workdir: Path) -> None:
     (workdir / "multi.toml").write_text('[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n')
     line = one_line(cloudbroker("cluster", "sweep", "multi.toml", "--out", "o"))
