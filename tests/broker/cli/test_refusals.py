@@ -192,6 +192,20 @@ def test_a_demand_file_of_more_counts_than_the_bound_is_refused_at_the_line_that
                     "intervals")
 
 
+@pytest.mark.parametrize(("variable", "value", "words"), [
+    ("CLOUDBROKER_CACHE", "taken/cache", ("cannot use the trace cache taken/cache", "CLOUDBROKER_CACHE's")),
+    ("CLOUDBROKER_TRACE_MIRROR", "notaurl", ("(from CLOUDBROKER_TRACE_MIRROR) failed",
+                                             "CLOUDBROKER_TRACE_MIRROR is 'notaurl'")),
+])
+def test_an_environment_variable_that_breaks_a_download_is_named_in_the_refusal(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, words: tuple[str, ...]) -> None:
+    monkeypatch.setenv("CLOUDBROKER_CACHE", str(workdir / "cache"))  # KTH by name is never cached there
+    monkeypatch.setenv(variable, value)
+    for command in (("trace", "info", "KTH-SP2-1996-2.1-cln"), ("simulate", "--trace", "KTH-SP2-1996-2.1-cln")):
+        line = one_line(cloudbroker(*command))
+        assert all(w in line for w in words), (line, [w for w in words if w not in line])
+
+
 def test_a_refusal_is_one_line_even_when_its_message_spans_several(workdir: Path) -> None:
     (workdir / "multi.toml").write_text('[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n')
     line = one_line(cloudbroker("cluster", "sweep", "multi.toml", "--out", "o"))
