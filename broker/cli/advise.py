@@ -110,8 +110,7 @@ def advise_cmd(
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json, out_dir=out_dir)
         return
-    protocol = _protocol(tune, skip, evaluate, len(frame), trace)
-    protocol.windows(len(frame))  # refuse a trace too short for the protocol before any work
+    protocol = _windows(_protocol(tune, skip, evaluate, len(frame), trace), len(frame))
     started = time.perf_counter()
     if promises:
         frame = _with_promises(frame, swf.frame, machine, protocol.skip + protocol.evaluate, trace)
@@ -166,6 +165,15 @@ def _protocol(tune: int | None, skip: int | None, evaluate: int | None, n: int, 
     tune = tune or min(paper.tune, skip)
     _check_tune(tune, skip)
     return Protocol(tune=tune, skip=skip, evaluate=evaluate)
+
+
+def _windows(protocol: Any, n: int) -> Any:
+    """``protocol``, once it fits a trace of ``n`` jobs (refused naming ``--skip`` and ``--evaluate``, before work)."""
+    try:
+        protocol.windows(n)
+    except ValueError as exc:
+        raise inputs.in_options(exc, {"skip": "--skip", "evaluate": "--evaluate", "tune": "--tune"}) from exc
+    return protocol
 
 
 def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trace: str) -> Any:
@@ -248,8 +256,7 @@ def advise_sweep_cmd(
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json)
         return
-    protocol = _protocol(tune, skip, evaluate, len(frame), trace)
-    protocol.windows(len(frame))  # refuse a trace too short for the protocol before any cell runs
+    protocol = _windows(_protocol(tune, skip, evaluate, len(frame), trace), len(frame))
     inputs.kept(report, trace, swf)
     if True in promised:  # a trace whose promises cannot be joined is refused here, not in every cell
         _promised(advisor_sweep, path, protocol.skip + protocol.evaluate, trace, lenient)

@@ -31,6 +31,13 @@ from broker.cloudcluster.sweep import (
 )
 from broker.sweep import cells
 
+#: The words of the policy's and the terms' refusals and the options that set them.
+WORDS = {"cap": "--cap", "merge": "--merge", "keep-alive": "--keepalive", "keepalive": "--keepalive",
+         "idle_timeout": "--idle-timeout", "idle_timeout_min": "--idle-timeout", "delay": "--delay",
+         "delay_min": "--delay", "burst_ratio": "--burst-ratio", "wait_next_hour": "--wait-next-hour",
+         "wait_next_hour_min": "--wait-next-hour", "charging": "--charging", "boot_s": "--boot",
+         "price book": "--price-book"}
+
 cluster_app = typer.Typer(help="A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6).",
                           invoke_without_command=True)
 
@@ -82,7 +89,7 @@ def cluster_cmd(
     try:
         policy, terms = policy_of(settings), terms_of(settings, price_book)
     except ValueError as e:
-        raise typer.BadParameter(str(e)) from e
+        raise inputs.in_options(e, WORDS) from e
     if volumes is not None and trace is None:
         raise typer.BadParameter("--volumes goes with --trace")
     if fmt not in ("parquet", "csv"):

@@ -37,6 +37,9 @@ elastic_app = typer.Typer(help="A pool of cores for grid jobs: which job runs ne
 MAX_CORES = 1_000_000
 #: The longest window (days): a thousand years of log.
 MAX_DAYS = 365_000.0
+#: The words of the pool's and the learner's refusals and the options that set them.
+WORDS = {"cores": "--cores", "min_cores": "--min-cores", "max_cores": "--max-cores", "hold time": "--hold",
+         "estimate": "--estimate", "pretrain": "--pretrain", "retrain_every": "--retrain-every", "levels": "--levels"}
 #: The figures a run prints, with the log's own beside them.
 SHOWN = ("w_interactive_mean", "w_interactive_std", "w_batch_mean", "w_batch_std", "wait_interactive_mean_s",
          "share_interactive_wait_over_120s", "share_interactive_w_over_0_9", "share_batch_w_over_0_9",
@@ -117,9 +120,12 @@ def elastic_cmd(
         raise typer.BadParameter("--policy threshold sizes an elastic pool: add --mode elastic")
     if estimate not in ESTIMATES:
         raise typer.BadParameter(f"--estimate must be one of {', '.join(ESTIMATES)}")
-    pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=max_cores, hold_s=hold,
-                      estimate=estimate)
-    sarsa = SarsaConfig(pretrain=pretrain, retrain_every=retrain_every, levels=levels)
+    try:
+        pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=max_cores, hold_s=hold,
+                          estimate=estimate)
+        sarsa = SarsaConfig(pretrain=pretrain, retrain_every=retrain_every, levels=levels)
+    except ValueError as exc:
+        raise inputs.in_options(exc, WORDS) from exc
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     started = time.perf_counter()
@@ -240,7 +246,10 @@ def elastic_sweep_cmd(
               "min_cores": min_cores, "max_cores": max_cores, "hold_s": hold, "trim": trim,
               **({"lenient": True} if lenient else {})}
     for each in modes:  # a bad pool is refused before the trace is read
-        elastic_sweep.pool_of({**common, "mode": each})
+        try:
+            elastic_sweep.pool_of({**common, "mode": each})
+        except ValueError as exc:
+            raise inputs.in_options(exc, WORDS) from exc
     grid = elastic_sweep.configs(trace, modes=modes, policies=policies, lams=lams, estimates=estimates, **common)
     if not grid:
         raise ConfigError(f"no run in the grid: --policy {policy} on --mode {mode} (threshold sizes elastic pools "

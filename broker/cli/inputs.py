@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -223,6 +224,21 @@ def _entries(path: Path, option: str) -> bool:
         return any(path.iterdir())
     except OSError as exc:
         raise ConfigError(f"{option} {path}: cannot list the directory ({exc.strerror})") from None
+
+
+def in_options(exc: Exception, words: dict[str, str], *, default: str | None = None) -> ConfigError:
+    """A library's refusal of what the options configured, led by the options it is about.
+
+    ``words`` maps the words the library's messages use (its fields: ``chunk_jobs``, ``min_cores``,
+    ``k``) to the options that set them; every option whose word the message holds before its list
+    of what is allowed ("one of ...", "known: ...") leads it, or ``default`` when none does:
+    ``--ipp-max-jobs, --ipp-chunk-jobs: chunk_jobs (60) must be below max_jobs (50) ...``.
+    """
+    message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    subject = re.split(r" one of |; known|: expected|; use ", message, maxsplit=1)[0]
+    named = [option for word, option in words.items() if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", subject)]
+    named = list(dict.fromkeys(named or ([default] if default else [])))
+    return ConfigError(f"{', '.join(named)}: {message}" if named else message)
 
 
 def fail(exc: BaseException) -> NoReturn:

@@ -46,6 +46,11 @@ def _below_1(value: float) -> float:
     return value
 
 
+#: The words of the policies' refusals and the options that set them.
+WORDS = {"k": "--epsilon-k", "epsilon": "--epsilon", "references": "--references", "reward": "--reward",
+         "alpha": "--alpha", "gamma": "--gamma"}
+
+
 leasing_app = typer.Typer(help="A local cluster that leases cloud nodes (the Q-learning paper).",
                           invoke_without_command=True)
 
@@ -99,7 +104,10 @@ def leasing_cmd(
     learning = {"references": references, "reward": reward, "continue_best": continue_best, "alpha": alpha,
                 "gamma": gamma}
     name, params = _policy(policy, seed, epsilon_k, epsilon, learning)
-    LEASING_POLICIES.get(name)(1, **params)  # the policy's own checks (none depends on M) before the trace is read
+    try:  # the policy's own checks (none depends on M) before the trace is read
+        LEASING_POLICIES.get(name)(1, **params)
+    except ValueError as exc:
+        raise inputs.in_options(exc, WORDS, default="--policy") from exc
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient, strict)

@@ -63,7 +63,7 @@ def plan_reservations_cmd(
     prices = _prices(book, term, options, mode, solver)
     members = tuple(h.strip() for h in heuristics.split(",") if h.strip())
     ipp = {"solver": replay_solver, "time_limit": 1.0, "deterministic": True} if replay_solver is not None else None
-    config = configuration({"policy": "coh", "heuristics": members}, {"capacity": capacity}, ipp, None)
+    config = configuration({"policy": "coh", "heuristics": members}, {"capacity": capacity}, ipp, None, REPLAY_WORDS)
     reading = {"lenient": lenient, "strict": strict}
     demand, source, counts = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed, limit_jobs,
                                      interval, reading)
@@ -80,6 +80,11 @@ def plan_reservations_cmd(
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         _print_plan(payload)
+
+
+#: The words of the demand replay's refusals and the options that set them.
+REPLAY_WORDS = {"heuristic": "--heuristics", "capacity": "--capacity",
+                "solver": "--replay-solver"}
 
 
 def _demand_summary(demand: Demand, source: str, growth: float) -> dict[str, Any]:
@@ -103,7 +108,7 @@ def _prices(book: PriceBook, term: str, options: str, mode: str, solver: str) ->
     try:
         return Prices.from_book(book, int(term[0]), options=chosen)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        raise inputs.in_options(exc, {"option": "--options", "terms": "--term", "price book": "--price-book"}) from exc
 
 
 def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthetic_jobs: int, reqs: str,

@@ -132,15 +132,23 @@ def simulate_cmd(
         _print_summary(result, work, wall)
 
 
+#: The words of the configuration's refusals and the options of ``simulate`` that set them.
+WORDS = {"policy": "--policy", "heuristic": "--heuristics", "tick": "--tick",
+         "boot_time": "--boot", "charging": "--charging", "capacity": "--capacity", "solver": "--solver",
+         "time_limit": "--time-limit", "max_jobs": "--ipp-max-jobs", "max_vms": "--ipp-max-vms",
+         "exact_jobs": "--ipp-exact-jobs", "chunk_jobs": "--ipp-chunk-jobs", "workers": "--portfolio-jobs",
+         "race_jobs": "--race-jobs", "reservations": "--reservations"}
+
+
 def configuration(coh: dict[str, Any], engine: dict[str, Any], ipp: dict[str, Any] | None,
-                  reservations: ReservationPlan | None) -> SimulationConfig:
-    """The nested configuration of the command's options; what it refuses becomes a ``BadParameter``."""
+                  reservations: ReservationPlan | None, words: dict[str, str] | None = None) -> SimulationConfig:
+    """The nested configuration of the command's options; a refusal names the options (``words``: :data:`WORDS`)."""
     _check_solver(coh["policy"], ipp is not None)
     try:
         return SimulationConfig(CohConfig(**coh), EngineConfig(**engine), IppConfig(**ipp) if ipp else None,
                                 reservations)
     except (ValueError, KeyError) as exc:
-        raise typer.BadParameter(exc.args[0] if isinstance(exc, KeyError) else str(exc)) from exc
+        raise inputs.in_options(exc, WORDS if words is None else words) from exc
 
 
 def _check_solver(policy: str, solver: bool) -> None:

@@ -63,7 +63,24 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("simulate", "--solver", "cpsat", "--portfolio-jobs", "0"), ("'--portfolio-jobs'", "got '0'")),
     (("simulate", "--solver", "cpsat", "--race-jobs", "-1"), ("'--race-jobs'", "got '-1'")),
     (("simulate", "--solver", "cpsat", "--ipp-exact-jobs", "13"), ("'--ipp-exact-jobs'", "got '13'")),
-    (("simulate", "--solver", "cpsat", "--ipp-chunk-jobs", "60"), ("chunk_jobs (60)", "below max_jobs (50)")),
+    (("simulate", "--solver", "cpsat", "--ipp-chunk-jobs", "60"),
+     ("error: --ipp-max-jobs, --ipp-chunk-jobs: chunk_jobs (60)", "below max_jobs (50)")),
+    # a library's refusal of what an option configured leads with the option (issue 31)
+    (("simulate", "--heuristics", ","), ("error: --heuristics: a portfolio needs at least one heuristic",)),
+    (("simulate", "--heuristics", "FCFS-SM,FOO"), ("error: --heuristics: unknown heuristic 'FOO'",)),
+    (("simulate", "--charging", "hourly"), ("error: --charging: charging must be one of exact, wall-clock",)),
+    (("simulate", "--capacity", "vm"), ("error: --capacity: capacity must be one of interval, tick",)),
+    (("plan-reservations", "--capacity", "vm"), ("error: --capacity: capacity must be one of interval, tick",)),
+    (("plan-reservations", "--replay-solver", "gurobi"), ("error: --replay-solver: solver must name",)),
+    (("plan-reservations", "--options", "reserved-huge"), ("error: --options: unknown reservation option(s)",)),
+    (("leasing", "--trace", KTH, "--policy", "sampled", "--epsilon-k", "0"),
+     ("error: --epsilon-k: the sampled policy needs k >= 1",)),
+    (("leasing", "--trace", KTH, "--references", "both"), ("error: --references: references must be one of",)),
+    (("leasing", "--trace", KTH, "--reward", "cost"), ("error: --reward: reward must be one of",)),
+    (("cluster", "--synthetic", "--keepalive", "always"), ("error: --keepalive: keep-alive 'always'",)),
+    (("cluster", "--synthetic", "--keepalive", "fixed:2"), ("error: --keepalive: keep-alive probability",)),
+    (("cluster", "--synthetic", "--charging", "hourly"), ("error: --charging: charging must be exact or wall-clock",)),
+    (("advise", "--trace", KTH, "--skip", "30000"), ("error: --skip, --evaluate: the trace has 28,475 replayable",)),
     (("leasing", "--trace", KTH, "--nodes", "-3"), ("'--nodes'", "got '-3'")),
     (("leasing", "--trace", KTH, "--nodes", "0"), ("'--nodes'", "got '0'")),
     (("plan-reservations", "--growth", "-1"), ("'--growth'", "got '-1'")),
@@ -114,9 +131,10 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
                                                             "--first-day 100000")),
     (("elastic", "--trace", LPC, "--first-day", "100000", "--out", "new"), ("no job submitted in the window",)),
     (("elastic", "--trace", LPC, "--mode", "elastic", "--min-cores", "100"),
-     ("an elastic pool needs 1 <= min_cores <= cores <= max_cores", "got 100, 81, 162")),
-    (("elastic", "--trace", LPC, "--mode", "elastic", "--max-cores", "10"), ("an elastic pool needs",
-                                                                             "got 30, 81, 10")),
+     ("error: --cores, --min-cores, --max-cores: an elastic pool needs 1 <= min_cores <= cores <= max_cores",
+      "got 100, 81, 162")),
+    (("elastic", "--trace", LPC, "--mode", "elastic", "--max-cores", "10"),
+     ("error: --cores, --min-cores, --max-cores: an elastic pool needs", "got 30, 81, 10")),
     (("elastic", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
     (("elastic", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
     (("elastic", "sweep", "--trace", LPC, "--policy", "lifo"), ("--policy takes fcfs, sjf, edf, threshold, sarsa",
@@ -131,7 +149,7 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("elastic", "sweep", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
     # a bad pool is refused before the trace is read; an empty grid is refused, not run
     (("elastic", "sweep", "--trace", LPC, "--mode", "elastic", "--min-cores", "100"),
-     ("an elastic pool needs 1 <= min_cores <= cores <= max_cores",)),
+     ("error: --cores, --min-cores, --max-cores: an elastic pool needs 1 <= min_cores <= cores <= max_cores",)),
     (("elastic", "sweep", "--trace", LPC, "--mode", "rigid", "--policy", "threshold"),
      ("no run in the grid", "threshold sizes elastic pools only")),
 ]
@@ -271,6 +289,15 @@ def test_leasing_sweep_with_a_reference_that_never_waits_has_no_best_v_and_draws
     assert out["random"] == {"runs": 2, "mean": None, "std": None, "best": None}
     assert "no wait to improve" in out["undefined"]["twt_imp_pct"] and "no figure drawn" in run.err
     assert not (tmp_path / "figs").exists()
+
+
+def test_leasing_sweep_with_no_random_runs_runs_the_constant_caps_alone(tmp_path: Path) -> None:
+    (tmp_path / "no-wait.swf").write_text(NO_WAIT)  # --random-runs takes 0 as its help's range says
+    run = cloudbroker("leasing", "sweep", "--trace", str(tmp_path / "no-wait.swf"), "--random-runs", "0", "--v", "0:1",
+                      "--n-jobs", "1", "--json")
+    out = json.loads(run.out)
+    assert run.code == 0 and out["cells"] == 3 and set(out["constant"]) == {"0", "1"}  # V unbounded, V = 0, V = 1
+    assert out["random"] == {"runs": 0, "mean": None, "std": None, "best": None}
 
 
 @pytest.mark.parametrize(("local_twt", "ref_cpu", "undefined"), [(0.0, 50.0, {"twt_imp_pct", "twt_pct", "balance"}),
