@@ -65,7 +65,8 @@ def cluster_cmd(
     burst_ratio: Annotated[float | None, typer.Option(min=0, max=1e9, callback=inputs.finite,
                                                       help="P5: no delay while more than R x cap jobs wait.")] = None,
     wait_next_hour: Annotated[float, typer.Option(min=0, callback=inputs.below_an_hour,
-                                                  help="P6: hold jobs arriving within MIN of the hour's end.")] = 0.0,
+                                                  help="P6: hold jobs arriving within MIN of the hour's end, MIN in "
+                                                       "[0, 60).")] = 0.0,
     charging: Annotated[str, typer.Option(help="exact or wall-clock.")] = "exact",
     boot: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite, help="Instance boot time (s).")] = 0.0,
     price_book: Annotated[str, typer.Option(help="Price book (instance price and egress tiers).")] = CLUSTER_BOOK,

@@ -93,7 +93,8 @@ def elastic_cmd(
     first_day: Annotated[float, typer.Option(min=0, max=MAX_DAYS, callback=inputs.finite,
                                              help="Start of the window: days after the first job.")] = 0.0,
     days: Annotated[float | None, typer.Option(max=MAX_DAYS, callback=inputs.positive,
-                                               help="Length of the window in days (default: to the end).")] = None,
+                                               help="Length of the window in days, in (0, 365000] (default: to "
+                                                    "the end).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
     parallel: Annotated[str, typer.Option(help="A job of p processors: p one-core jobs (expand) or one (one).")]
     = "expand",
@@ -218,7 +219,8 @@ def elastic_sweep_cmd(
     first_day: Annotated[float, typer.Option(min=0, max=MAX_DAYS, callback=inputs.finite,
                                              help="Start of the window: days after the first job.")] = 0.0,
     days: Annotated[float | None, typer.Option(max=MAX_DAYS, callback=inputs.positive,
-                                               help="Length of the window in days (default: to the end).")] = None,
+                                               help="Length of the window in days, in (0, 365000] (default: to "
+                                                    "the end).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
     parallel: Annotated[str, typer.Option(help="expand or one.")] = "expand",
     trim: Annotated[int, typer.Option(min=0, max=10**9, help="Jobs left out of the statistics at each end.")] = 500,

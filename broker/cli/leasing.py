@@ -33,14 +33,14 @@ DEFAULT_REFERENCES = "runs"
 
 
 def _above_0(value: float) -> float:
-    """An option callback: a finite number > 0 (with the option's [0, 1] range: (0, 1])."""
+    """An option callback: a finite number > 0 (with the option's maximum 1: (0, 1])."""
     if not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(f"must be a finite number > 0, got {value}")
     return value
 
 
 def _below_1(value: float) -> float:
-    """An option callback: a finite number < 1 (with the option's [0, 1] range: [0, 1))."""
+    """An option callback: a finite number < 1 (with the option's minimum 0: [0, 1))."""
     if not (math.isfinite(value) and value < 1):
         raise typer.BadParameter(f"must be a finite number < 1, got {value}")
     return value
@@ -78,9 +78,9 @@ def leasing_cmd(
                                              "(the balance / 100).")] = "minmax",
     continue_best: Annotated[bool, typer.Option("--continue-best", help="Continue the step's best clone, not the "
                                                 "chosen one (hindsight: to measure it).")] = False,
-    alpha: Annotated[float, typer.Option(min=0, max=1, callback=_above_0,
+    alpha: Annotated[float, typer.Option(max=1, callback=_above_0,  # --help shows no "0<=x": 0 is refused
                                          help="The learners' learning rate, in (0, 1].")] = 0.1,
-    gamma: Annotated[float, typer.Option(min=0, max=1, callback=_below_1,
+    gamma: Annotated[float, typer.Option(min=0, callback=_below_1,  # --help shows no "x<=1": 1 is refused
                                          help="The learners' discount, in [0, 1).")] = 0.1,
     discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the random, egreedy and sampled policies.")] = 0,
