@@ -115,9 +115,10 @@ def advise_cmd(
     if promises:
         frame = _with_promises(frame, swf.frame, machine, protocol.skip + protocol.evaluate, trace)
     counts = inputs.kept(report, trace, swf)
-    result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
-                                 model=model, promises=promises, weights=weights,
-                                 search_iterations=search_iterations, seed=seed)
+    with inputs.progress("advising", 2 * (protocol.tune + protocol.evaluate)) as recorder:
+        result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
+                                     model=model, promises=promises, weights=weights,
+                                     search_iterations=search_iterations, seed=seed, recorder=recorder)
     payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
