@@ -116,14 +116,11 @@ def policy_of(settings: Mapping[str, Any]) -> ClusterPolicy:
 
 def terms_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> CloudTerms:
     """The :class:`CloudTerms` of a cell's settings: the book's first instance type on demand, its egress tiers."""
-    book = load_price_book(book_name)
-    offer = book.offer(book.types[0].name, "on-demand")
-    assert offer is not None  # every book has an on-demand offer per type
     charging = settings.get("charging", "exact")
     if charging not in ("exact", "wall-clock"):
         raise ValueError(f"charging must be exact or wall-clock, got {charging!r}")
-    return CloudTerms(hourly=offer.hourly, egress=book.egress, charging=charging,
-                      boot=float(settings.get("boot_s", 0.0)), instance_type=book.types[0].name)
+    return CloudTerms.from_book(load_price_book(book_name), charging=charging,
+                                boot=float(settings.get("boot_s", 0.0)))
 
 
 #: The workloads this process has built for cells, by their description (at most four).
