@@ -14,6 +14,7 @@ the paper's Figure 4 into ``--out``.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -242,7 +243,7 @@ def advise_sweep_cmd(
     from broker.advisor import sweep as advisor_sweep
     from broker.advisor.evaluate import MODELS, WEIGHTS
     from broker.cli import backends
-    from broker.sweep import cells
+    from broker.sweep import bounded, cells
 
     backends.check(backend, scheduler)
     models, promised, weighting = _choices(model, "--model", MODELS), _switches(promises, "--promises"), \
@@ -250,6 +251,9 @@ def advise_sweep_cmd(
     ks, widths, cutoffs = _integers(k, "--k", 1, 1000), _widths(width), _switches(cutoff, "--cutoff")
     speeds = _speed_texts(speed)
     _check_tune(tune, skip)
+    axes: dict[str, int] = {"--model": len(models), "--promises": len(promised), "--weights": len(weighting),
+                            "--k": len(ks), "--width": len(widths), "--cutoff": len(cutoffs)}
+    bounded(math.prod(axes.values()), " x ".join(f"{option} ({n:,})" for option, n in axes.items()))
     _sweep_out(out_dir, force)
     swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace

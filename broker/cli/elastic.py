@@ -27,7 +27,7 @@ from broker.elastic.metrics import native_figures
 from broker.elastic.sarsa import SarsaConfig
 from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
 from broker.elastic.world import PoolConfig
-from broker.sweep import cells
+from broker.sweep import bounded, cells
 from workloads.cores import CoreJobs, cores_view
 from workloads.errors import ConfigError
 
@@ -256,6 +256,9 @@ def elastic_sweep_cmd(
     if not grid:
         raise ConfigError(f"no run in the grid: --policy {policy} on --mode {mode} (threshold sizes elastic pools "
                           f"only)")
+    learning = sum(c["policy"] == "sarsa" for c in grid)
+    bounded(learning * seeds + sum(c["policy"] != "sarsa" and c["lam"] == lams[0] for c in grid),
+            f"{learning:,} learning runs x --seeds {seeds:,} and the rules")
     swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
     jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient)

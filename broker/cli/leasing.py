@@ -19,6 +19,7 @@ from broker.cli.files import write_result
 from broker.hybrid.metrics import Balance, LeasingResult, cumulative_balance, normalized
 from broker.hybrid.policies import LEASING_POLICIES, MAX_NODES, run_constant, run_leasing
 from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
+from broker.sweep import MAX_CELLS
 from heuristics.backfill import Discipline
 from workloads.rigid import RigidJobs, rigid_view
 from workloads.swf import SwfTrace, site_size
@@ -242,7 +243,7 @@ def leasing_sweep_cmd(
                                               help="Local nodes M (default: the trace header's MaxProcs).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",
-    random_runs: Annotated[int, typer.Option(min=0, help="Runs of the random policy.")] = 1000,
+    random_runs: Annotated[int, typer.Option(min=0, max=MAX_CELLS, help="Runs of the random policy.")] = 1000,
     span: Annotated[float, typer.Option(callback=inputs.positive, help="Policy step (s); the paper's day.")] = 86400.0,
     offset: Annotated[float, typer.Option(min=0, callback=inputs.finite,
                                           help="Shift the step grid by this many seconds (less than --span).")] = 0.0,

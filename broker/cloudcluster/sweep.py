@@ -51,7 +51,7 @@ from broker.cloudcluster.policies import (
 from broker.cloudcluster.simulate import simulate_cluster
 from broker.cloudcluster.terms import CloudTerms
 from broker.pricing.book import load_price_book
-from broker.sweep import Memo
+from broker.sweep import Memo, bounded
 from workloads.bursty import bursty_workload
 from workloads.cache import load_trace
 from workloads.errors import InputError
@@ -183,6 +183,10 @@ def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, A
     families = spec.get("family")
     if not isinstance(families, list) or not families:
         raise SpecError(f"{source}: no [[family]] tables")
+    sizes = [math.prod(len(v) if isinstance(v, list) else 1 for k, v in f.items() if k != "name")
+             for f in families if isinstance(f, dict)]
+    each = f" ({' + '.join(f'{n:,}' for n in sizes)})" if len(sizes) > 1 else ""
+    bounded(sum(sizes), f"{source}: the [[family]] grids{each}")
     configs = []
     for i, family in enumerate(families):
         name = family.get("name", f"family {i + 1}")

@@ -34,6 +34,8 @@ FILES = {
     "no-trace.toml": '[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n',
     "no-family.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n',
     "taken": "an existing file\n",
+    "big-grid.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n[[family]]\nname = "a"\n'
+                     f'cap = [{", ".join(map(str, range(1, 2001)))}]\ndelay = [{", ".join(map(str, range(2000)))}]\n',
     "huge-plan.json": json.dumps({"term_years": 1, "reservations": [{"instance_type": "small",
                                                                      "option": "reserved-heavy", "count": 10**12}]}),
     "digits-plan.json": '{"term_years": 1, "reservations": [{"instance_type": "small", "option": "reserved-heavy", '
@@ -93,6 +95,15 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
      ("--reservations digits-plan.json", "not a plan", "5001 digits")),
     (("simulate", "--policy", "coh-r", "--reservations", "no-plan.json"),
      ("--reservations no-plan.json", "No such file or directory")),
+    # a grid of more cells than a sweep holds is refused before it is made (issue 31)
+    (("cluster", "sweep", "big-grid.toml", "--out", "out"),
+     ("big-grid.toml: the [[family]] grids: 4,000,000 cells; a sweep holds at most 2,000,000",)),
+    (("advise", "sweep", "--trace", KTH, "--k", ",".join(map(str, range(1, 1001))),
+      "--width", ",".join(str(w / 1000) for w in range(1, 3001))),
+     ("--k (1,000) x --width (3,000) x --cutoff (1): 3,000,000 cells; a sweep holds at most 2,000,000",)),
+    (("elastic", "sweep", "--trace", LPC, "--seeds", "10000", "--lambda",
+      ",".join(str(x / 10000) for x in range(10000))),
+     ("40,000 learning runs x --seeds 10,000 and the rules: 400,000,014 cells",)),
     (("cluster", "sweep", "cap-empty.toml", "--out", "out"), ("cap-empty.toml", "'cap'", "empty list")),
     (("cluster", "sweep", "no-trace.toml", "--out", "out"), ("no-trace.toml", "[workload]", "'nope.swf'",
                                                              "registered traces")),
@@ -156,7 +167,8 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
 
 
 def case_id(args: tuple[str, ...]) -> str:
-    return " ".join(args).replace(KTH, "KTH").replace(LPC, "LPC")
+    return " ".join(a if len(a) < 80 else f"{a[:20]}...({len(a.split(','))} values)" for a in args).replace(
+        KTH, "KTH").replace(LPC, "LPC")
 
 
 def _boom(*_: Any, **__: Any) -> Any:
