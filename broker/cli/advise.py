@@ -122,15 +122,20 @@ def advise_cmd(
                                      search_iterations=search_iterations, seed=seed, recorder=recorder)
     payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        table = result.jobs
-        (table.to_parquet if fmt_ == "parquet" else table.to_csv)(out_dir / f"jobs.{fmt_}", index=False)
-        (out_dir / "summary.json").write_text(json.dumps({k_: v for k_, v in payload.items() if k_ != "wall_s"},
-                                                         sort_keys=True, indent=2))
+        with inputs.writing("--out", out_dir):
+            _write(result.jobs, payload, out_dir, fmt_)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     _print(payload)
+
+
+def _write(table: Any, payload: dict[str, Any], out_dir: Path, fmt: str) -> None:
+    """``jobs.<fmt>`` and ``summary.json`` (without the measured wall time) into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (table.to_parquet if fmt == "parquet" else table.to_csv)(out_dir / f"jobs.{fmt}", index=False)
+    (out_dir / "summary.json").write_text(json.dumps({k: v for k, v in payload.items() if k != "wall_s"},
+                                                     sort_keys=True, indent=2))
 
 
 def _check_tune(tune: int | None, skip: int | None) -> None:
@@ -272,8 +277,9 @@ def advise_sweep_cmd(
     results = backends.sweep(advisor_sweep.advise_cell, todo, backend=backend, scheduler=scheduler,
                              store=out_dir / STORE, n_jobs=n_jobs)
     table = advisor_sweep.sweep_table(todo, results)
-    table.to_csv(out_dir / "table.csv", index=False)
-    _figure(table, out_dir, Path(path).name)
+    with inputs.writing("--out", out_dir):
+        table.to_csv(out_dir / "table.csv", index=False)
+        _figure(table, out_dir, Path(path).name)
     if as_json:
         records = table.to_dict(orient="records")
         typer.echo(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}

@@ -112,8 +112,9 @@ def cluster_cmd(
     payload = {"workload": label, "parallel": parallel, **settings, **result.summary.to_dict(), **counts,
                "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_result(result, out_dir, fmt="csv" if fmt == "csv" else "parquet", summary=payload,
-                     frames={"users": result.users})
+        with inputs.writing("--out", out_dir):
+            write_result(result, out_dir, fmt="csv" if fmt == "csv" else "parquet", summary=payload,
+                         frames={"users": result.users})
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
@@ -168,9 +169,10 @@ def cluster_sweep_cmd(
     todo = cells(configs, name=f"{CELL_NAME}-{name}", root_seed=seed, paired=True)
     results = backends.sweep(cluster_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     table = sweep_table(configs, results)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out_dir / "table.csv", index=False)
-    _figures(table, out_dir, name)
+    with inputs.writing("--out", out_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out_dir / "table.csv", index=False)
+        _figures(table, out_dir, name)
     if as_json:
         typer.echo(table.to_json(orient="records"))
         return

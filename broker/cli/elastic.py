@@ -143,8 +143,9 @@ def elastic_cmd(
                "native": {**native, "jobs_without_wait": without_wait, "undefined": native_undefined},
                "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_result(result, out_dir, fmt=fmt_, summary=payload)
-        _figures(result, out_dir, f"{policy} on {Path(trace).name} ({mode}, {cores} cores)")
+        with inputs.writing("--out", out_dir):
+            write_result(result, out_dir, fmt=fmt_, summary=payload)
+            _figures(result, out_dir, f"{policy} on {Path(trace).name} ({mode}, {cores} cores)")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
@@ -278,8 +279,9 @@ def elastic_sweep_cmd(
     log = pd.DataFrame([{**{k: native_row.get(k) for k in table.columns}, "mode": "log", "policy": "native"}],
                        columns=table.columns).astype(table.dtypes.to_dict())
     table = pd.concat([table, log], ignore_index=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out_dir / "table.csv", index=False)
+    with inputs.writing("--out", out_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out_dir / "table.csv", index=False)
     if as_json:
         records = table.to_dict(orient="records")
         typer.echo(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}

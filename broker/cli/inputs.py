@@ -108,8 +108,10 @@ def nothing_to_run(counts: dict[str, Any], label: str, *, as_json: bool, out_dir
     print(f"{label}: {reason}", file=sys.stderr)
     payload = {**counts, "jobs": 0, "nothing_to_run": reason}
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "summary.json").write_text(json.dumps(payload, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+        with writing("--out", out_dir):
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / "summary.json").write_text(json.dumps(payload, sort_keys=True, indent=2) + "\n",
+                                                  encoding="utf-8")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
 
@@ -239,6 +241,19 @@ def in_options(exc: Exception, words: dict[str, str], *, default: str | None = N
     named = [option for word, option in words.items() if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", subject)]
     named = list(dict.fromkeys(named or ([default] if default else [])))
     return ConfigError(f"{', '.join(named)}: {message}" if named else message)
+
+
+@contextmanager
+def writing(option: str, path: Path) -> Iterator[None]:
+    """Around the writes into ``path`` (given by ``option``): a failure is one line naming both, not a traceback.
+
+    The path was checked before any work (:func:`writable`); this catches what happens after (a full
+    disk, a folder removed meanwhile).
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: writing failed ({exc.strerror or exc})") from exc
 
 
 def fail(exc: BaseException) -> NoReturn:

@@ -134,7 +134,8 @@ def leasing_cmd(
                "seed": seed, "learning": settings if name in LEARNERS else None,
                "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_result(run, out_dir, fmt=fmt_, summary=payload, frames={"steps": run.steps})
+        with inputs.writing("--out", out_dir):
+            write_result(run, out_dir, fmt=fmt_, summary=payload, frames={"steps": run.steps})
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
@@ -295,8 +296,9 @@ def leasing_sweep_cmd(
         print(f"warning: {trace}: {why}: the balances are undefined{', no figure drawn' if plot else ''}",
               file=sys.stderr)
     elif plot is not None:
-        payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed, span, offset,
-                                          "conservative" if discipline == "conservative" else "easy")
+        with inputs.writing("--plot", plot):
+            payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed, span, offset,
+                                              "conservative" if discipline == "conservative" else "easy")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return

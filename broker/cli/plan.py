@@ -73,7 +73,8 @@ def plan_reservations_cmd(
     if growth != 1.0:
         demand = demand.scaled(growth)
     if save_demand is not None:
-        demand.frame().to_csv(save_demand, index=False)
+        with inputs.writing("--save-demand", save_demand):
+            demand.frame().to_csv(save_demand, index=False)
     report = plan_reservations(demand, prices, mode="capacity" if mode == "capacity" else "per-type", solver=solver)
     payload = {**report.to_dict(), "demand": _demand_summary(demand, source, growth), **counts}
     if as_json:

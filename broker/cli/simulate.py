@@ -125,7 +125,8 @@ def simulate_cmd(
     wall = time.perf_counter() - started
     payload = {**_payload(result, work, config, seed, wall), **counts}
     if out_dir is not None:
-        write_result(result, out_dir, fmt=fmt_, summary=payload)
+        with inputs.writing("--out", out_dir):
+            write_result(result, out_dir, fmt=fmt_, summary=payload)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:

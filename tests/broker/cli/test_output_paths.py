@@ -8,6 +8,7 @@ simulates or sweeps is replaced by one that fails the test.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from broker.cli import inputs
+from tests.broker.cli.test_help_ranges import TINY
 from tests.broker.cli.test_refusals import BASE, KTH, commands, one_line
 from tests.conftest import cloudbroker
 from workloads.errors import ConfigError
@@ -119,3 +121,20 @@ def test_an_existing_output_file_that_is_not_writable_is_refused_with_force(tmp_
     (tmp_path / "demand.csv").chmod(0o444)
     with pytest.raises(ConfigError, match="is a file that is not writable"):
         inputs.output_file(tmp_path / "demand.csv", "--save-demand", force=True)
+
+
+def _full(*_: Any, **__: Any) -> Any:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize(("command", "target"), [("simulate", "broker.cli.simulate.write_result"),
+                                                 ("cluster", "broker.cli.cluster.write_result"),
+                                                 ("leasing --policy constant:1", "broker.cli.leasing.write_result"),
+                                                 ("elastic --policy fcfs", "broker.cli.elastic.write_result")])
+def test_a_write_that_fails_after_the_run_is_one_line_naming_the_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       command: str, target: str) -> None:
+    (tmp_path / "tiny.swf").write_text(TINY)
+    monkeypatch.setattr(target, _full)  # the disk fills up while the run goes on
+    run = cloudbroker(*command.split(), "--trace", str(tmp_path / "tiny.swf"), "--out", str(tmp_path / "out"))
+    assert run.code == 2 and "Traceback" not in run.err
+    assert run.err.splitlines() == [f"error: --out {tmp_path / 'out'}: writing failed (No space left on device)"]
