@@ -16,7 +16,7 @@ from broker.cli.files import MAX_DEMAND_CELLS, read_demand
 from broker.cli.simulate import configuration
 from broker.coh.config import SimulationConfig
 from broker.planning.demand import Demand, distribution, replay_demand
-from broker.planning.planner import Prices, plan_reservations
+from broker.planning.planner import Prices, bounded_peak, plan_reservations
 from broker.pricing.book import DEFAULT_PRICE_BOOK, RESERVED_OPTIONS, PriceBook
 from heuristics.registry import PAPER_TRIO
 from solvers.base import list_solvers
@@ -72,6 +72,7 @@ def plan_reservations_cmd(
         return
     if growth != 1.0:
         demand = demand.scaled(growth)
+    bounded_peak(demand, prices)  # before the plan's slots are made
     if save_demand is not None:
         with inputs.writing("--save-demand", save_demand):
             demand.frame().to_csv(save_demand, index=False)

@@ -34,6 +34,7 @@ FILES = {
     "no-trace.toml": '[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n',
     "no-family.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n',
     "taken": "an existing file\n",
+    "peak.csv": "small,large\n3,1\n1000000000000,2\n",
     "big-grid.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n[[family]]\nname = "a"\n'
                      f'cap = [{", ".join(map(str, range(1, 2001)))}]\ndelay = [{", ".join(map(str, range(2000)))}]\n',
     "huge-plan.json": json.dumps({"term_years": 1, "reservations": [{"instance_type": "small",
@@ -95,6 +96,8 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
      ("--reservations digits-plan.json", "not a plan", "5001 digits")),
     (("simulate", "--policy", "coh-r", "--reservations", "no-plan.json"),
      ("--reservations no-plan.json", "No such file or directory")),
+    (("plan-reservations", "--demand", "peak.csv"),
+     ("error: peak.csv: a peak of 1,000,000,000,002 VMs (summed over the types); a plan covers at most 1,000,000",)),
     # a grid of more cells than a sweep holds is refused before it is made (issue 31)
     (("cluster", "sweep", "big-grid.toml", "--out", "out"),
      ("big-grid.toml: the [[family]] grids: 4,000,000 cells; a sweep holds at most 2,000,000",)),
