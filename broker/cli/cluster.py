@@ -30,6 +30,7 @@ from broker.cloudcluster.sweep import (
     workload_of,
 )
 from broker.sweep import cells
+from workloads.errors import ConfigError
 
 #: The words of the policy's and the terms' refusals and the options that set them.
 WORDS = {"cap": "--cap", "merge": "--merge", "keep-alive": "--keepalive", "keepalive": "--keepalive",
@@ -102,6 +103,8 @@ def cluster_cmd(
     try:
         jobs, report = workload_of(trace, scale if synthetic else None, limit_jobs, seed,
                                    None if volumes is None else str(volumes), parallel, swf=swf)
+    except ConfigError as e:
+        raise inputs.in_options(e, {"parallel": "--parallel"}) from e
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         inputs.fail(e)
     counts = inputs.kept(report, label, swf)

@@ -52,8 +52,11 @@ def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit
     if parallel not in ("expand", "one"):
         raise typer.BadParameter("--parallel must be expand or one")
     swf = inputs.trace(trace, lenient, strict)
-    every, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
-                               origin=float(swf.header.unix_start_time or 0))
+    try:
+        every, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
+                                   origin=float(swf.header.unix_start_time or 0))
+    except ConfigError as exc:
+        raise inputs.in_options(exc, {"parallel": "--parallel"}) from exc
     jobs = every
     if len(jobs) and (first_day or days is not None):
         jobs = jobs.window(float(jobs.submit[0]) + first_day * 86400.0, (days or math.inf) * 86400.0)

@@ -35,6 +35,8 @@ FILES = {
     "no-family.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n',
     "taken": "an existing file\n",
     "peak.csv": "small,large\n3,1\n1000000000000,2\n",
+    "wide.swf": (f"; MaxProcs: 4\n1 0 0 10 1000000000000 -1 -1 1 100 -1 1 {UNKNOWN}\n"
+                 f"2 5 0 10 1 -1 -1 1 100 -1 1 {UNKNOWN}\n"),
     "big-grid.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n[[family]]\nname = "a"\n'
                      f'cap = [{", ".join(map(str, range(1, 2001)))}]\ndelay = [{", ".join(map(str, range(2000)))}]\n',
     "huge-plan.json": json.dumps({"term_years": 1, "reservations": [{"instance_type": "small",
@@ -98,6 +100,11 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
      ("--reservations no-plan.json", "No such file or directory")),
     (("plan-reservations", "--demand", "peak.csv"),
      ("error: peak.csv: a peak of 1,000,000,000,002 VMs (summed over the types); a plan covers at most 1,000,000",)),
+    # one job of 10^12 processors expanded into as many tasks ate memory (issue 31)
+    (("elastic", "--trace", "wide.swf"), ("error: --parallel: parallel 'expand' makes 1,000,000,000,001 one-core "
+                                         "tasks", "at most 100,000,000", "(parallel 'one')")),
+    (("elastic", "sweep", "--trace", "wide.swf"), ("error: --parallel: parallel 'expand' makes 1,000,000,000,001",)),
+    (("cluster", "--trace", "wide.swf", "--parallel", "expand"), ("error: --parallel: parallel 'expand' makes",)),
     # a grid of more cells than a sweep holds is refused before it is made (issue 31)
     (("cluster", "sweep", "big-grid.toml", "--out", "out"),
      ("big-grid.toml: the [[family]] grids: 4,000,000 cells; a sweep holds at most 2,000,000",)),
