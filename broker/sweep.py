@@ -111,6 +111,16 @@ def spawn_seeds(root_seed: int, n: int) -> list[int]:
     return [int(c.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1)) for c in children]
 
 
+#: The most cells a sweep may hold: each is a run, and every cell is kept in memory while the sweep runs.
+MAX_CELLS = 2_000_000
+
+
+def bounded(count: int, what: str) -> None:
+    """Refuse a sweep of ``count`` cells, over :data:`MAX_CELLS`, before any is made (``what`` leads the message)."""
+    if count > MAX_CELLS:
+        raise ConfigError(f"{what}: {count:,} cells; a sweep holds at most {MAX_CELLS:,}")
+
+
 def cells(configs: Iterable[Mapping[str, Any]], *, name: str, root_seed: int, repeats: int = 1,
           paired: bool = False) -> list[Cell]:
     """Cells for ``configs``, each repeated ``repeats`` times, configuration-major.
@@ -122,6 +132,7 @@ def cells(configs: Iterable[Mapping[str, Any]], *, name: str, root_seed: int, re
     if repeats < 1:
         raise ConfigError(f"repeats must be at least 1, got {repeats}")
     configs = list(configs)
+    bounded(len(configs) * repeats, f"{len(configs):,} configurations x {repeats:,} repeats")
     if paired:
         seeds = spawn_seeds(root_seed, repeats)
         return [Cell(name, c, seeds[r]) for c in configs for r in range(repeats)]

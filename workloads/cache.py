@@ -125,25 +125,30 @@ def fetch_trace(name: str, *, mirror: str | None = None, cache: Path | None = No
     TraceDownloadError
         If the download fails, is shorter than the server's ``Content-Length``, is a truncated
         or corrupt gzip stream, or its uncompressed SHA-256 differs from the registry's. The
-        temporary file is removed: nothing unverified is cached.
+        temporary file is removed: nothing unverified is cached. Also when the cache directory
+        cannot be made, read or written. The message names ``$CLOUDBROKER_CACHE`` and
+        ``$CLOUDBROKER_TRACE_MIRROR`` when they chose the directory or the URL.
     """
     entry = trace_entry(name)
     directory = cache if cache is not None else cache_dir()
     target = directory / entry.filename
-    if target.exists() and _cached_file_ok(target, entry):
-        logger.debug("trace %s: using cached %s", name, target)
-        return target
+    try:
+        if target.exists() and _cached_file_ok(target, entry):
+            logger.debug("trace %s: using cached %s", name, target)
+            return target
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{entry.filename}.", suffix=".part")
+    except OSError as exc:
+        raise TraceDownloadError(
+            f"trace {name}: cannot use the trace cache {directory} ({exc.strerror}){_cache_hint(cache)}"
+        ) from exc
     url = trace_url(entry, mirror)
-    directory.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        dir=directory, prefix=f".{entry.filename}.", suffix=".part"
-    )
     partial = Path(temporary)
     try:
         logger.info("trace %s: downloading %s", name, url)
         with os.fdopen(handle, "wb") as out:
-            size = _download(entry, url, out)
-        _verify(entry, url, partial)
+            size = _download(entry, url, out, _mirror_hint(entry, mirror), shown=url + _mirror_named(mirror))
+        _verify(entry, url + _mirror_named(mirror), partial)
         partial.replace(target)
     finally:
         partial.unlink(missing_ok=True)
@@ -198,25 +203,47 @@ def _known(entries: dict[str, TraceEntry]) -> str:
     return ", ".join(sorted(entries))
 
 
-def _download(entry: TraceEntry, url: str, out: BinaryIO) -> int:
-    """Copy ``url`` to ``out``; return the byte count, checked against ``Content-Length``."""
-    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
+def _cache_hint(cache: Path | None) -> str:
+    """How the cache directory was chosen, for a message: ``$CLOUDBROKER_CACHE`` named when it did (or could)."""
+    if cache is not None:
+        return ""
+    if os.environ.get(ENV_CACHE):
+        return f"; the directory is {ENV_CACHE}'s: set it to a directory that can be read and written"
+    return f"; set {ENV_CACHE} to a directory that can be read and written"
+
+
+def _mirror_named(mirror: str | None) -> str:
+    """`` (from $CLOUDBROKER_TRACE_MIRROR)`` when the download URL came from that variable, else nothing."""
+    return f" (from {ENV_MIRROR})" if mirror is None and os.environ.get(ENV_MIRROR) else ""
+
+
+def _mirror_hint(entry: TraceEntry, mirror: str | None) -> str:
+    """What to do when the download fails: set, or fix, ``$CLOUDBROKER_TRACE_MIRROR``."""
+    where = f"a directory URL (file:///path/ or http://host/path/) that holds {entry.filename}"
+    if _mirror_named(mirror):
+        return (f"{ENV_MIRROR} is {os.environ[ENV_MIRROR]!r}: set it to {where}, or unset it, or pass the file's "
+                "path instead of the name")
+    return f"offline, set {ENV_MIRROR} to {where}, or pass the file's path instead of the name"
+
+
+def _download(entry: TraceEntry, url: str, out: BinaryIO, hint: str, *, shown: str) -> int:
+    """Copy ``url`` to ``out``; return the byte count, checked against ``Content-Length``.
+
+    ``hint`` says what to do when the download fails; ``shown`` is the URL as messages give it.
+    """
     try:
+        request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
         with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response:
             announced = response.headers.get("Content-Length")
             received = 0
             while block := response.read(_BLOCK_BYTES):
                 out.write(block)
                 received += len(block)
-    except (OSError, HTTPException) as exc:
-        raise TraceDownloadError(
-            f"trace {entry.name}: download from {url} failed ({exc}); offline, set {ENV_MIRROR} to a directory "
-            f"URL (file:///path/ or http://host/path/) that holds {entry.filename}, or pass the file's path instead "
-            f"of the name"
-        ) from exc
+    except (OSError, HTTPException, ValueError) as exc:  # ValueError: not a URL urllib knows
+        raise TraceDownloadError(f"trace {entry.name}: download from {shown} failed ({exc}); {hint}") from exc
     if announced is not None and announced.strip().isdigit() and int(announced) != received:
         raise TraceDownloadError(
-            f"trace {entry.name}: download from {url} is truncated: received {received} bytes, "
+            f"trace {entry.name}: download from {shown} is truncated: received {received} bytes, "
             f"the server announced {int(announced)} (Content-Length)"
         )
     return received

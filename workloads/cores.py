@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from workloads.errors import ConfigError, InputError
-from workloads.jobs import FilterReport, check_rows, count_kept, filter_rows, partial_executions
+from workloads.jobs import FilterReport, check_rows, count_kept, expanded, filter_rows, partial_executions
 
 Parallel = Literal["expand", "one"]
 
@@ -101,7 +101,7 @@ def cores_view(trace: pd.DataFrame, *, parallel: Parallel = "expand",
     procs = kept["allocated_procs"].where(kept["allocated_procs"] > 0, kept["requested_procs"])
     if parallel == "expand":
         flagged["with unknown processors (one task)"] = int(procs.isna().sum())
-        width = procs.fillna(1).to_numpy(dtype=np.int64).clip(min=1)
+        width = expanded(procs.fillna(1).clip(lower=1).to_numpy(dtype=np.float64)).astype(np.int64)
     else:
         flagged["wider than one processor (run on one core)"] = int((procs > 1).sum())
     groups, codes = np.unique(group_ids, return_inverse=True)

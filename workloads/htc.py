@@ -34,6 +34,7 @@ from workloads.jobs import (
     FilterReport,
     check_rows,
     count_kept,
+    expanded,
     filter_rows,
     partial_executions,
 )
@@ -140,7 +141,7 @@ def htc_view(trace: pd.DataFrame, *, origin: float = 0.0, parallel: Parallel = "
     if parallel == "expand":
         procs = kept["allocated_procs"].where(kept["allocated_procs"] > 0, kept["requested_procs"])
         flagged["with unknown processors (one task)"] = int(procs.isna().sum())
-        width = procs.fillna(1).to_numpy(dtype=np.int64).clip(min=1)
+        width = expanded(procs.fillna(1).clip(lower=1).to_numpy(dtype=np.float64)).astype(np.int64)
     users, codes = np.unique(user_ids, return_inverse=True)
     submit = np.repeat(kept["submit_time"].to_numpy(dtype=np.float64), width)
     order = np.argsort(submit, kind="stable")

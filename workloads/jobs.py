@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from workloads.errors import InputError
+from workloads.errors import ConfigError, InputError
 
 #: SWF status codes (field 11).
 STATUS_FAILED = 0
@@ -175,6 +175,20 @@ def check_rows(table: object, key: str, columns: tuple[str, ...], *, ordered: st
     if n and np.any(np.diff(getattr(table, ordered)) < 0):
         raise InputError(f"{kind}.{ordered} must be sorted{hint}")
     return n
+
+
+#: The most tasks a view may expand a trace's parallel jobs into (LLNL-Atlas, the widest shared trace: 16.6 million).
+MAX_TASKS = 100_000_000
+
+
+def expanded(width: np.ndarray) -> np.ndarray:
+    """``width`` (tasks per kept job) once its total is at most :data:`MAX_TASKS`, checked before the tasks are made."""
+    total = int(width.sum()) if len(width) else 0
+    if total > MAX_TASKS:
+        raise ConfigError(f"parallel 'expand' makes {total:,} one-core tasks of the trace's {len(width):,} jobs (the "
+                          f"widest has {int(width.max()):,} processors); at most {MAX_TASKS:,}: run each job as one "
+                          "task (parallel 'one')")
+    return width
 
 
 def filter_rows(checks: dict[str, pd.Series], n: int) -> tuple[np.ndarray, dict[str, int]]:

@@ -10,7 +10,7 @@ price of up to ``refit_every`` queries of staleness.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
@@ -24,12 +24,14 @@ LOW, HIGH = 0.158655, 0.841345
 
 def predict_boosted(X: np.ndarray, labels: np.ndarray, first: np.ndarray, queries: np.ndarray,
                     categorical: Sequence[int], *, seed: int = 0, refit_every: int = 500,
-                    max_iter: int = 100, min_rows: int = 50) -> OnlinePredictions:
+                    max_iter: int = 100, min_rows: int = 50,
+                    progress: Callable[[int], None] | None = None) -> OnlinePredictions:
     """Gradient-boosting predictions and deviations for ``queries`` (ascending), each from its block's known rows.
 
     ``X``: the raw feature rows (categories as integer codes), ``first``:
     :func:`broker.advisor.online.first_known`. A block whose first query knows fewer than
-    ``min_rows`` rows gets NaN predictions and infinite deviations.
+    ``min_rows`` rows gets NaN predictions and infinite deviations. ``progress`` is called with the
+    queries predicted so far after each block of them.
     """
     if refit_every < 1 or max_iter < 1 or min_rows < 2:
         raise ConfigError("need refit_every >= 1, max_iter >= 1 and min_rows >= 2")
@@ -41,13 +43,14 @@ def predict_boosted(X: np.ndarray, labels: np.ndarray, first: np.ndarray, querie
     for start in range(0, len(queries), refit_every):
         block = slice(start, start + refit_every)
         known = order[:sizes[start]]
-        if len(known) < min_rows:
-            continue
-        models = [_model(loss, q, mask, seed, max_iter).fit(codes[known], labels[known])
-                  for loss, q in (("squared_error", None), ("quantile", LOW), ("quantile", HIGH))]
-        rows = codes[queries[block]]
-        mean[block] = models[0].predict(rows)
-        std[block] = np.maximum(models[2].predict(rows) - models[1].predict(rows), 0.0) / 2.0
+        if len(known) >= min_rows:
+            models = [_model(loss, q, mask, seed, max_iter).fit(codes[known], labels[known])
+                      for loss, q in (("squared_error", None), ("quantile", LOW), ("quantile", HIGH))]
+            rows = codes[queries[block]]
+            mean[block] = models[0].predict(rows)
+            std[block] = np.maximum(models[2].predict(rows) - models[1].predict(rows), 0.0) / 2.0
+        if progress is not None:
+            progress(min(start + refit_every, len(queries)))
     return OnlinePredictions(queries, mean, std, sizes)
 
 

@@ -10,7 +10,7 @@ saved time of the advisor with and without the cutoff and of the oracle.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from broker.advisor.knn import HeomEmbedding
 from broker.advisor.online import first_known, predict_as_submitted
 from broker.advisor.promises import PROMISE
 from broker.advisor.tuning import correlation_weights, search
+from broker.sim.recorder import Recorder
 from workloads.errors import ConfigError
 
 COLUMNS = (*CATEGORIES, *NUMBERS)
@@ -116,7 +117,8 @@ def _fields(s: Scenario) -> dict[str, Any]:
 
 def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol | None = None, k: int = 20,
              width: float = 0.1, cutoff: bool = True, model: str = "knn", promises: bool = False,
-             weights: str = "correlation", search_iterations: int = 20, seed: int = 0) -> Evaluation:
+             weights: str = "correlation", search_iterations: int = 20, seed: int = 0,
+             recorder: Recorder | None = None) -> Evaluation:
     """Run the advisor over ``frame`` (:func:`broker.advisor.features.submission_features`) for each speed.
 
     ``model``: ``knn`` (the paper's estimator) or ``gbm`` (gradient boosting,
@@ -125,7 +127,8 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     and the RMSE of the promises alone is reported. ``weights`` (k-NN): ``correlation``, or ``search``
     (a seeded global search of the weights, ``k`` and the width on the tuning entries, which then
     replace ``k`` and ``width``; ``search_iterations`` generations of differential evolution). ``seed``
-    seeds the search and the boosting.
+    seeds the search and the boosting. ``recorder`` hears the progress: the predictions made of
+    ``2 * (protocol.tune + protocol.evaluate)``, the wait's then the run time's.
     """
     if not speeds:
         raise ConfigError("evaluate needs at least one speed model")
@@ -138,7 +141,9 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     protocol = protocol or Protocol()
     tune, window = protocol.windows(len(frame))
     learner = _Learner(frame, protocol, model, weights, k, width, seed, search_iterations)
-    predicted = {"wait_s": learner.predict("wait_s", promises), "run_s": learner.predict("run_s", False)}
+    steps = _steps(recorder, len(learner.rows))
+    predicted = {"wait_s": learner.predict("wait_s", promises, steps(0)),
+                 "run_s": learner.predict("run_s", False, steps(1))}
     wait, run = frame["wait_s"].to_numpy(), frame["run_s"].to_numpy()
     procs = frame["requested_procs"].to_numpy()
     (wait_p, wait_sd), (run_p, _) = predicted["wait_s"], predicted["run_s"]
@@ -167,6 +172,15 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     return Evaluation(rmse["wait_s"], rmse["run_s"], fitted, scenarios, table, settings, points)
 
 
+def _steps(recorder: Recorder | None, rows: int) -> Callable[[int], Callable[[int], None] | None]:
+    """For label ``i`` (0: the wait, 1: the run time), a callback telling ``recorder`` of its predictions made."""
+    def label(i: int) -> Callable[[int], None] | None:
+        if recorder is None:
+            return None
+        return lambda done: recorder.progress(i * rows + done, 2 * rows)
+    return label
+
+
 def _rmse(predicted: np.ndarray, actual: np.ndarray) -> float:
     return float(np.sqrt(np.mean((predicted - actual) ** 2)))
 
@@ -182,7 +196,8 @@ class _Learner:
         self.tune, window = protocol.windows(len(frame))
         self.rows = np.concatenate([self.tune, window])
 
-    def predict(self, label: str, promises: bool) -> tuple[np.ndarray, np.ndarray]:
+    def predict(self, label: str, promises: bool,
+                progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The mean (0 where nothing was known) and the standard deviation for the tuning rows then the window."""
         columns = [*COLUMNS, PROMISE] if promises else list(COLUMNS)
         X = self.frame[columns].fillna(0.0).to_numpy(dtype=np.float64)
@@ -190,7 +205,7 @@ class _Learner:
         first = first_known(self.frame, label)
         categorical = list(range(len(CATEGORIES)))
         if self.model == "gbm":
-            got = predict_boosted(X, y, first, self.rows, categorical, seed=self.seed)
+            got = predict_boosted(X, y, first, self.rows, categorical, seed=self.seed, progress=progress)
             return np.nan_to_num(got.mean, nan=0.0), got.std
         skip, k, width = self.protocol.skip, self.k, self.width
         if self.weights == "search":
@@ -202,7 +217,7 @@ class _Learner:
         else:
             weight = correlation_weights(X[self.tune], y[self.tune], categorical)
         embedded = HeomEmbedding(weight.tolist(), categorical).fit(X[:skip]).embed_together(X)
-        got = predict_as_submitted(embedded, y, first, self.rows, n_neighbors=k, width=width)
+        got = predict_as_submitted(embedded, y, first, self.rows, n_neighbors=k, width=width, progress=progress)
         return np.nan_to_num(got.mean, nan=0.0), got.std
 
 

@@ -17,6 +17,7 @@ or a sweep's processes) its spinning threads made one tuning pass ten times slow
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,17 +63,19 @@ def knowledge_bases(first: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray,
 
 
 def predict_as_submitted(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, queries: np.ndarray, *,
-                         n_neighbors: int, width: float, rebuild_every: int = 256) -> OnlinePredictions:
+                         n_neighbors: int, width: float, rebuild_every: int = 256,
+                         progress: Callable[[int], None] | None = None) -> OnlinePredictions:
     """k-NN predictions (:mod:`broker.advisor.knn`) for the rows ``queries`` (ascending), each from its own past.
 
     ``embedded``: the rows in HEOM space (:class:`~broker.advisor.knn.HeomEmbedding`); ``labels``: the
     label of every row; ``first``: :func:`first_known`. A query with an empty knowledge base gets a
-    NaN prediction and an infinite deviation.
+    NaN prediction and an infinite deviation. ``progress`` is called with the queries predicted so far
+    after each block of them.
     """
     if n_neighbors < 1 or not width > 0 or rebuild_every < 1:
         raise ConfigError("need n_neighbors >= 1, width > 0 and rebuild_every >= 1")
     with _threads().limit(limits=1, user_api="openmp"):
-        return _predict(embedded, labels, first, queries, n_neighbors, width, rebuild_every)
+        return _predict(embedded, labels, first, queries, n_neighbors, width, rebuild_every, progress)
 
 
 @functools.cache
@@ -82,7 +85,7 @@ def _threads() -> ThreadpoolController:
 
 
 def _predict(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, queries: np.ndarray, n_neighbors: int,
-             width: float, rebuild_every: int) -> OnlinePredictions:
+             width: float, rebuild_every: int, progress: Callable[[int], None] | None) -> OnlinePredictions:
     queries, order, sizes = knowledge_bases(first, queries)
     mean, std = np.full(len(queries), np.nan), np.full(len(queries), np.inf)
     index: NearestNeighbors | None = None
@@ -99,6 +102,8 @@ def _predict(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, querie
             m, variance = weighted_variance(labels[rows[some]], stable_weights(d[some], width))
             mean[block][some], std[block][some] = m, np.sqrt(variance)
         start = block.stop
+        if progress is not None:
+            progress(min(start, len(queries)))
     return OnlinePredictions(queries, mean, std, sizes)
 
 

@@ -36,7 +36,7 @@ from broker.advisor.decide import PAPER_OVERHEADS, LinearSpeed, TableSpeed
 from broker.advisor.evaluate import MODELS, WEIGHTS, Protocol, Speed, evaluate
 from broker.advisor.features import submission_features
 from broker.advisor.promises import with_promises
-from broker.sweep import Cell, Memo
+from broker.sweep import Cell, Memo, bounded
 from workloads.cache import load_trace
 from workloads.errors import ConfigError, InputError
 from workloads.jobs import FilterReport
@@ -120,6 +120,8 @@ def configs(trace: str, *, models: Iterable[str] = ("knn",), promises: Iterable[
     axes: dict[str, list[Any]] = {"model": list(models), "promises": list(promises), "weights": list(weights),
                                   "k": list(k), "width": list(width), "cutoff": list(cutoff)}
     _check_options(axes, speeds=speeds, search_iterations=search_iterations)
+    bounded(math.prod(len(axes[name]) for name in OPTIONS),
+            "the grid (" + " x ".join(f"{len(axes[name]):,} {name}" for name in OPTIONS) + ")")
     base = {"trace": trace, **({"lenient": True} if lenient else {}), "tune": protocol.tune, "skip": protocol.skip,
             "evaluate": protocol.evaluate, "speeds": list(speeds), "search_iterations": search_iterations}
     return [{**base, **dict(zip(OPTIONS, values, strict=True))}

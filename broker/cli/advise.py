@@ -14,6 +14,7 @@ the paper's Figure 4 into ``--out``.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -110,28 +111,33 @@ def advise_cmd(
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json, out_dir=out_dir)
         return
-    protocol = _protocol(tune, skip, evaluate, len(frame), trace)
-    protocol.windows(len(frame))  # refuse a trace too short for the protocol before any work
+    protocol = _windows(_protocol(tune, skip, evaluate, len(frame), trace), len(frame))
     if source != "MaxProcs":  # said after the checks: a refusal stays one line
         print(f"{trace}: no MaxProcs in the header: a machine of {machine:,} processors ({source})", file=sys.stderr)
     started = time.perf_counter()
     if promises:
         frame = _with_promises(frame, swf.frame, machine, protocol.skip + protocol.evaluate, trace)
     counts = inputs.kept(report, trace, swf)
-    result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
-                                 model=model, promises=promises, weights=weights,
-                                 search_iterations=search_iterations, seed=seed)
+    with inputs.progress("advising", 2 * (protocol.tune + protocol.evaluate)) as recorder:
+        result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
+                                     model=model, promises=promises, weights=weights,
+                                     search_iterations=search_iterations, seed=seed, recorder=recorder)
     payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        table = result.jobs
-        (table.to_parquet if fmt_ == "parquet" else table.to_csv)(out_dir / f"jobs.{fmt_}", index=False)
-        (out_dir / "summary.json").write_text(json.dumps({k_: v for k_, v in payload.items() if k_ != "wall_s"},
-                                                         sort_keys=True, indent=2))
+        with inputs.writing("--out", out_dir):
+            _write(result.jobs, payload, out_dir, fmt_)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     _print(payload)
+
+
+def _write(table: Any, payload: dict[str, Any], out_dir: Path, fmt: str) -> None:
+    """``jobs.<fmt>`` and ``summary.json`` (without the measured wall time) into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (table.to_parquet if fmt == "parquet" else table.to_csv)(out_dir / f"jobs.{fmt}", index=False)
+    (out_dir / "summary.json").write_text(json.dumps({k: v for k, v in payload.items() if k != "wall_s"},
+                                                     sort_keys=True, indent=2))
 
 
 def _check_tune(tune: int | None, skip: int | None) -> None:
@@ -166,6 +172,15 @@ def _protocol(tune: int | None, skip: int | None, evaluate: int | None, n: int, 
     tune = tune or min(paper.tune, skip)
     _check_tune(tune, skip)
     return Protocol(tune=tune, skip=skip, evaluate=evaluate)
+
+
+def _windows(protocol: Any, n: int) -> Any:
+    """``protocol``, once it fits a trace of ``n`` jobs (refused naming ``--skip`` and ``--evaluate``, before work)."""
+    try:
+        protocol.windows(n)
+    except ValueError as exc:
+        raise inputs.in_options(exc, {"skip": "--skip", "evaluate": "--evaluate", "tune": "--tune"}) from exc
+    return protocol
 
 
 def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trace: str) -> Any:
@@ -233,7 +248,7 @@ def advise_sweep_cmd(
     from broker.advisor import sweep as advisor_sweep
     from broker.advisor.evaluate import MODELS, WEIGHTS
     from broker.cli import backends
-    from broker.sweep import cells
+    from broker.sweep import bounded, cells
 
     backends.check(backend, scheduler)
     models, promised, weighting = _choices(model, "--model", MODELS), _switches(promises, "--promises"), \
@@ -241,6 +256,9 @@ def advise_sweep_cmd(
     ks, widths, cutoffs = _integers(k, "--k", 1, 1000), _widths(width), _switches(cutoff, "--cutoff")
     speeds = _speed_texts(speed)
     _check_tune(tune, skip)
+    axes: dict[str, int] = {"--model": len(models), "--promises": len(promised), "--weights": len(weighting),
+                            "--k": len(ks), "--width": len(widths), "--cutoff": len(cutoffs)}
+    bounded(math.prod(axes.values()), " x ".join(f"{option} ({n:,})" for option, n in axes.items()))
     _sweep_out(out_dir, force)
     swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
@@ -248,8 +266,7 @@ def advise_sweep_cmd(
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json)
         return
-    protocol = _protocol(tune, skip, evaluate, len(frame), trace)
-    protocol.windows(len(frame))  # refuse a trace too short for the protocol before any cell runs
+    protocol = _windows(_protocol(tune, skip, evaluate, len(frame), trace), len(frame))
     inputs.kept(report, trace, swf)
     if True in promised:  # a trace whose promises cannot be joined is refused here, not in every cell
         _promised(advisor_sweep, path, protocol.skip + protocol.evaluate, trace, lenient)
@@ -260,8 +277,9 @@ def advise_sweep_cmd(
     results = backends.sweep(advisor_sweep.advise_cell, todo, backend=backend, scheduler=scheduler,
                              store=out_dir / STORE, n_jobs=n_jobs)
     table = advisor_sweep.sweep_table(todo, results)
-    table.to_csv(out_dir / "table.csv", index=False)
-    _figure(table, out_dir, Path(path).name)
+    with inputs.writing("--out", out_dir):
+        table.to_csv(out_dir / "table.csv", index=False)
+        _figure(table, out_dir, Path(path).name)
     if as_json:
         records = table.to_dict(orient="records")
         typer.echo(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}
@@ -330,6 +348,7 @@ def _sweep_out(out_dir: Path, force: bool) -> None:
 
     if out_dir.exists() and not out_dir.is_dir():
         raise ConfigError(f"--out {out_dir}: a file is there; give a directory")
+    inputs.writable(out_dir, "--out")
     inputs.store_dir(out_dir / STORE, "--out")
     taken = sorted(p.name for p in out_dir.iterdir() if p.name != STORE) if out_dir.is_dir() else []
     if taken and not force:

@@ -30,6 +30,14 @@ from broker.cloudcluster.sweep import (
     workload_of,
 )
 from broker.sweep import cells
+from workloads.errors import ConfigError
+
+#: The words of the policy's and the terms' refusals and the options that set them.
+WORDS = {"cap": "--cap", "merge": "--merge", "keep-alive": "--keepalive", "keepalive": "--keepalive",
+         "idle_timeout": "--idle-timeout", "idle_timeout_min": "--idle-timeout", "delay": "--delay",
+         "delay_min": "--delay", "burst_ratio": "--burst-ratio", "wait_next_hour": "--wait-next-hour",
+         "wait_next_hour_min": "--wait-next-hour", "charging": "--charging", "boot_s": "--boot",
+         "price book": "--price-book"}
 
 cluster_app = typer.Typer(help="A cluster run wholly on the cloud (the cloud-cluster paper, P1-P6).",
                           invoke_without_command=True)
@@ -58,7 +66,8 @@ def cluster_cmd(
     burst_ratio: Annotated[float | None, typer.Option(min=0, max=1e9, callback=inputs.finite,
                                                       help="P5: no delay while more than R x cap jobs wait.")] = None,
     wait_next_hour: Annotated[float, typer.Option(min=0, callback=inputs.below_an_hour,
-                                                  help="P6: hold jobs arriving within MIN of the hour's end.")] = 0.0,
+                                                  help="P6: hold jobs arriving within MIN of the hour's end, MIN in "
+                                                       "[0, 60).")] = 0.0,
     charging: Annotated[str, typer.Option(help="exact or wall-clock.")] = "exact",
     boot: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite, help="Instance boot time (s).")] = 0.0,
     price_book: Annotated[str, typer.Option(help="Price book (instance price and egress tiers).")] = CLUSTER_BOOK,
@@ -82,7 +91,7 @@ def cluster_cmd(
     try:
         policy, terms = policy_of(settings), terms_of(settings, price_book)
     except ValueError as e:
-        raise typer.BadParameter(str(e)) from e
+        raise inputs.in_options(e, WORDS) from e
     if volumes is not None and trace is None:
         raise typer.BadParameter("--volumes goes with --trace")
     if fmt not in ("parquet", "csv"):
@@ -94,6 +103,8 @@ def cluster_cmd(
     try:
         jobs, report = workload_of(trace, scale if synthetic else None, limit_jobs, seed,
                                    None if volumes is None else str(volumes), parallel, swf=swf)
+    except ConfigError as e:
+        raise inputs.in_options(e, {"parallel": "--parallel"}) from e
     except (OSError, LookupError, ValueError, RuntimeError) as e:
         inputs.fail(e)
     counts = inputs.kept(report, label, swf)
@@ -104,8 +115,9 @@ def cluster_cmd(
     payload = {"workload": label, "parallel": parallel, **settings, **result.summary.to_dict(), **counts,
                "users": len(result.users), "seed": seed, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_result(result, out_dir, fmt="csv" if fmt == "csv" else "parquet", summary=payload,
-                     frames={"users": result.users})
+        with inputs.writing("--out", out_dir):
+            write_result(result, out_dir, fmt="csv" if fmt == "csv" else "parquet", summary=payload,
+                         frames={"users": result.users})
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
@@ -160,9 +172,10 @@ def cluster_sweep_cmd(
     todo = cells(configs, name=f"{CELL_NAME}-{name}", root_seed=seed, paired=True)
     results = backends.sweep(cluster_cell, todo, backend=backend, scheduler=scheduler, store=store, n_jobs=n_jobs)
     table = sweep_table(configs, results)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out_dir / "table.csv", index=False)
-    _figures(table, out_dir, name)
+    with inputs.writing("--out", out_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out_dir / "table.csv", index=False)
+        _figures(table, out_dir, name)
     if as_json:
         typer.echo(table.to_json(orient="records"))
         return

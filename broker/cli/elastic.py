@@ -27,7 +27,7 @@ from broker.elastic.metrics import native_figures
 from broker.elastic.sarsa import SarsaConfig
 from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
 from broker.elastic.world import PoolConfig
-from broker.sweep import cells
+from broker.sweep import bounded, cells
 from workloads.cores import CoreJobs, cores_view
 from workloads.errors import ConfigError
 
@@ -37,6 +37,9 @@ elastic_app = typer.Typer(help="A pool of cores for grid jobs: which job runs ne
 MAX_CORES = 1_000_000
 #: The longest window (days): a thousand years of log.
 MAX_DAYS = 365_000.0
+#: The words of the pool's and the learner's refusals and the options that set them.
+WORDS = {"cores": "--cores", "min_cores": "--min-cores", "max_cores": "--max-cores", "hold time": "--hold",
+         "estimate": "--estimate", "pretrain": "--pretrain", "retrain_every": "--retrain-every", "levels": "--levels"}
 #: The figures a run prints, with the log's own beside them.
 SHOWN = ("w_interactive_mean", "w_interactive_std", "w_batch_mean", "w_batch_std", "wait_interactive_mean_s",
          "share_interactive_wait_over_120s", "share_interactive_w_over_0_9", "share_batch_w_over_0_9",
@@ -49,8 +52,11 @@ def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit
     if parallel not in ("expand", "one"):
         raise typer.BadParameter("--parallel must be expand or one")
     swf = inputs.trace(trace, lenient, strict)
-    every, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
-                               origin=float(swf.header.unix_start_time or 0))
+    try:
+        every, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
+                                   origin=float(swf.header.unix_start_time or 0))
+    except ConfigError as exc:
+        raise inputs.in_options(exc, {"parallel": "--parallel"}) from exc
     jobs = every
     if len(jobs) and (first_day or days is not None):
         jobs = jobs.window(float(jobs.submit[0]) + first_day * 86400.0, (days or math.inf) * 86400.0)
@@ -90,7 +96,8 @@ def elastic_cmd(
     first_day: Annotated[float, typer.Option(min=0, max=MAX_DAYS, callback=inputs.finite,
                                              help="Start of the window: days after the first job.")] = 0.0,
     days: Annotated[float | None, typer.Option(max=MAX_DAYS, callback=inputs.positive,
-                                               help="Length of the window in days (default: to the end).")] = None,
+                                               help="Length of the window in days, in (0, 365000] (default: to "
+                                                    "the end).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
     parallel: Annotated[str, typer.Option(help="A job of p processors: p one-core jobs (expand) or one (one).")]
     = "expand",
@@ -117,9 +124,12 @@ def elastic_cmd(
         raise typer.BadParameter("--policy threshold sizes an elastic pool: add --mode elastic")
     if estimate not in ESTIMATES:
         raise typer.BadParameter(f"--estimate must be one of {', '.join(ESTIMATES)}")
-    pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=max_cores, hold_s=hold,
-                      estimate=estimate)
-    sarsa = SarsaConfig(pretrain=pretrain, retrain_every=retrain_every, levels=levels)
+    try:
+        pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=max_cores, hold_s=hold,
+                          estimate=estimate)
+        sarsa = SarsaConfig(pretrain=pretrain, retrain_every=retrain_every, levels=levels)
+    except ValueError as exc:
+        raise inputs.in_options(exc, WORDS) from exc
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     started = time.perf_counter()
@@ -136,8 +146,9 @@ def elastic_cmd(
                "native": {**native, "jobs_without_wait": without_wait, "undefined": native_undefined},
                "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_result(result, out_dir, fmt=fmt_, summary=payload)
-        _figures(result, out_dir, f"{policy} on {Path(trace).name} ({mode}, {cores} cores)")
+        with inputs.writing("--out", out_dir):
+            write_result(result, out_dir, fmt=fmt_, summary=payload)
+            _figures(result, out_dir, f"{policy} on {Path(trace).name} ({mode}, {cores} cores)")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
@@ -212,7 +223,8 @@ def elastic_sweep_cmd(
     first_day: Annotated[float, typer.Option(min=0, max=MAX_DAYS, callback=inputs.finite,
                                              help="Start of the window: days after the first job.")] = 0.0,
     days: Annotated[float | None, typer.Option(max=MAX_DAYS, callback=inputs.positive,
-                                               help="Length of the window in days (default: to the end).")] = None,
+                                               help="Length of the window in days, in (0, 365000] (default: to "
+                                                    "the end).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the window's first N jobs.")] = None,
     parallel: Annotated[str, typer.Option(help="expand or one.")] = "expand",
     trim: Annotated[int, typer.Option(min=0, max=10**9, help="Jobs left out of the statistics at each end.")] = 500,
@@ -240,11 +252,17 @@ def elastic_sweep_cmd(
               "min_cores": min_cores, "max_cores": max_cores, "hold_s": hold, "trim": trim,
               **({"lenient": True} if lenient else {})}
     for each in modes:  # a bad pool is refused before the trace is read
-        elastic_sweep.pool_of({**common, "mode": each})
+        try:
+            elastic_sweep.pool_of({**common, "mode": each})
+        except ValueError as exc:
+            raise inputs.in_options(exc, WORDS) from exc
     grid = elastic_sweep.configs(trace, modes=modes, policies=policies, lams=lams, estimates=estimates, **common)
     if not grid:
         raise ConfigError(f"no run in the grid: --policy {policy} on --mode {mode} (threshold sizes elastic pools "
                           f"only)")
+    learning = sum(c["policy"] == "sarsa" for c in grid)
+    bounded(learning * seeds + sum(c["policy"] != "sarsa" and c["lam"] == lams[0] for c in grid),
+            f"{learning:,} learning runs x --seeds {seeds:,} and the rules")
     swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
     jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient)
@@ -264,8 +282,9 @@ def elastic_sweep_cmd(
     log = pd.DataFrame([{**{k: native_row.get(k) for k in table.columns}, "mode": "log", "policy": "native"}],
                        columns=table.columns).astype(table.dtypes.to_dict())
     table = pd.concat([table, log], ignore_index=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out_dir / "table.csv", index=False)
+    with inputs.writing("--out", out_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out_dir / "table.csv", index=False)
     if as_json:
         records = table.to_dict(orient="records")
         typer.echo(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}

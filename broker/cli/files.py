@@ -17,6 +17,7 @@ import csv
 import json
 import math
 import re
+from array import array
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,25 +76,30 @@ def read_demand(path: str | Path, types: tuple[str, ...], *, interval_s: float =
         cols = [h for h in header if h in types]
         if not cols:
             raise DemandFormatError(f"{path}:1: no instance-type column; expected some of {types}")
-        rows, starts = [], []
+        rows, starts = array("q"), array("d")  # 8 bytes a count, however many rows
         for line, row in enumerate(reader, start=2):
             if not row or all(not c.strip() for c in row):
                 continue
             if len(row) != len(header):
                 raise DemandFormatError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+            if len(rows) + len(cols) > MAX_DEMAND_CELLS:
+                raise DemandFormatError(f"{path}:{line}: more than {MAX_DEMAND_CELLS:,} counts (rows x {len(cols)} "
+                                        "types), the most a demand file may hold; use longer intervals")
             values = dict(zip(header, (c.strip() for c in row), strict=True))
-            rows.append([_count(values[c], path, line, c) for c in cols])
+            rows.extend(_count(values[c], path, line, c) for c in cols)
             if "start_s" in values:
                 starts.append(_number(values["start_s"], path, line))
-    step = _step(starts, path) if len(starts) > 1 else interval_s
-    counts = np.array(rows, dtype=np.int64).reshape(-1, len(cols))
-    return Demand(counts, tuple(cols), step, starts[0] if starts else 0.0, str(path))
+    step = _step(list(starts), path) if len(starts) > 1 else interval_s
+    counts = np.frombuffer(rows, dtype=np.int64).reshape(-1, len(cols)) if rows else np.zeros((0, len(cols)), np.int64)
+    return Demand(counts.copy(), tuple(cols), step, starts[0] if starts else 0.0, str(path))
 
 
 #: A count as a demand file writes it: ASCII digits (Python's int() would also take "1_0" and other scripts' digits).
 _COUNT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 #: The largest count read (instances of one type in one interval).
 MAX_COUNT = 2**53
+#: The largest demand table read or made by a replay (intervals x instance types): 100 million counts, 800 MB.
+MAX_DEMAND_CELLS = 100_000_000
 
 
 def _count(text: str, path: Path, line: int, field: str) -> int:
@@ -125,13 +131,27 @@ def _step(starts: list[float], path: Path) -> float:
     return float(steps[0])
 
 
+#: The largest plan file read (bytes): a plan holds one entry per instance type and option.
+MAX_PLAN_BYTES = 16 * 2**20
+
+
 def read_plan(path: str | Path) -> ReservationPlan:
-    """Read a reservation plan (``plan-reservations --json`` output, or its ``"plan"`` member)."""
+    """Read a reservation plan (``plan-reservations --json`` output, or its ``"plan"`` member).
+
+    A file over :data:`MAX_PLAN_BYTES`, or a plan of more than
+    :data:`broker.pricing.reservations.MAX_RESERVATIONS` reservations, is refused before it is read whole.
+    """
     path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: {size:,} bytes; a plan file holds at most {MAX_PLAN_BYTES:,} (one entry per "
+                        "instance type and option)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise PlanError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits, an undecodable byte
+        raise PlanError(f"{path}: not a plan ({exc})") from None
     if isinstance(data, dict) and "plan" in data:
         data = data["plan"]
     return ReservationPlan.from_dict(data, source=str(path))

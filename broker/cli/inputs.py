@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -105,8 +108,10 @@ def nothing_to_run(counts: dict[str, Any], label: str, *, as_json: bool, out_dir
     print(f"{label}: {reason}", file=sys.stderr)
     payload = {**counts, "jobs": 0, "nothing_to_run": reason}
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "summary.json").write_text(json.dumps(payload, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+        with writing("--out", out_dir):
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / "summary.json").write_text(json.dumps(payload, sort_keys=True, indent=2) + "\n",
+                                                  encoding="utf-8")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
 
@@ -139,29 +144,116 @@ def fits(jobs: JobTable, book: PriceBook, reqs: str) -> None:
 
 
 def output_dir(path: Path | None, option: str, *, force: bool) -> None:
-    """Refuse, before any work, an output directory that is a file, or one holding results, unless ``--force``."""
+    """Refuse, before any work, an output directory that is a file, holds results (without --force) or is unwritable."""
     if path is None:
         return
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{option} {path}: a file is there; give a directory")
-    if path.is_dir() and any(path.iterdir()) and not force:
+    writable(path, option)
+    if path.is_dir() and _entries(path, option) and not force:
         raise ConfigError(f"{option} {path}: the directory is not empty; choose another or pass --force to overwrite")
 
 
 def output_file(path: Path | None, option: str, *, force: bool) -> None:
-    """Refuse, before any work, an output file that exists (unless ``--force``) or is a directory."""
+    """Refuse, before any work, an output file that exists (unless ``--force``), is a directory or cannot be written."""
     if path is None:
         return
     if path.is_dir():
         raise ConfigError(f"{option} {path}: a directory is there; give a file name")
     if path.exists() and not force:
         raise ConfigError(f"{option} {path}: the file exists; choose another or pass --force to overwrite")
+    writable(path, option)
 
 
 def store_dir(path: Path | None, option: str = "--store") -> None:
-    """A sweep store is resumed from when it exists; refuse one that is a file."""
-    if path is not None and path.exists() and not path.is_dir():
+    """A sweep store is resumed from when it exists; refuse one that is a file or cannot be written."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
         raise ConfigError(f"{option} {path}: a file is there; a store is a directory")
+    writable(path, option)
+
+
+def writable(path: Path, option: str) -> None:
+    """Refuse an output ``path`` that cannot be created and written, in one line naming ``option`` and ``path``.
+
+    The path itself if it exists, else its first existing ancestor, must be writable: a directory in
+    which an entry can be made (not on a read-only file system, ``os.access`` W and X, and a probe
+    directory made and removed there, which also holds for root), or an existing file open to writing.
+    """
+    target = path.absolute()
+    existing = target
+    while not _exists(existing):
+        if existing.is_symlink():
+            raise ConfigError(f"{option} {path}: cannot write there: {existing} is a broken symbolic link")
+        existing = existing.parent
+    if existing != target and not existing.is_dir():
+        raise ConfigError(f"{option} {path}: cannot write there: {existing} is a file, not a directory")
+    why = _unwritable(existing)
+    if why:
+        raise ConfigError(f"{option} {path}: cannot write there: {existing} {why}")
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists (False also when it cannot be examined: its parent is then checked)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _unwritable(existing: Path) -> str:
+    """Why nothing can be written at ``existing`` (an existing file or directory); empty if it can."""
+    try:
+        if os.statvfs(existing).f_flag & os.ST_RDONLY:
+            return "is on a read-only file system"
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    if not existing.is_dir():
+        return "" if os.access(existing, os.W_OK) else "is a file that is not writable (its permissions)"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return "is a directory that is not writable (its permissions)"
+    try:
+        Path(tempfile.mkdtemp(prefix=".cloudbroker-probe-", dir=existing)).rmdir()
+    except OSError as exc:
+        return f"is a directory in which nothing can be created ({exc.strerror})"
+    return ""
+
+
+def _entries(path: Path, option: str) -> bool:
+    """Whether the directory ``path`` holds anything (refused in one line if it cannot be listed)."""
+    try:
+        return any(path.iterdir())
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: cannot list the directory ({exc.strerror})") from None
+
+
+def in_options(exc: Exception, words: dict[str, str], *, default: str | None = None) -> ConfigError:
+    """A library's refusal of what the options configured, led by the options it is about.
+
+    ``words`` maps the words the library's messages use (its fields: ``chunk_jobs``, ``min_cores``,
+    ``k``) to the options that set them; every option whose word the message holds before its list
+    of what is allowed ("one of ...", "known: ...") leads it, or ``default`` when none does:
+    ``--ipp-max-jobs, --ipp-chunk-jobs: chunk_jobs (60) must be below max_jobs (50) ...``.
+    """
+    message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    subject = re.split(r" one of |; known|: expected|; use ", message, maxsplit=1)[0]
+    named = [option for word, option in words.items() if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", subject)]
+    named = list(dict.fromkeys(named or ([default] if default else [])))
+    return ConfigError(f"{', '.join(named)}: {message}" if named else message)
+
+
+@contextmanager
+def writing(option: str, path: Path) -> Iterator[None]:
+    """Around the writes into ``path`` (given by ``option``): a failure is one line naming both, not a traceback.
+
+    The path was checked before any work (:func:`writable`); this catches what happens after (a full
+    disk, a folder removed meanwhile).
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: writing failed ({exc.strerror or exc})") from exc
 
 
 def fail(exc: BaseException) -> NoReturn:

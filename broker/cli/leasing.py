@@ -19,6 +19,7 @@ from broker.cli.files import write_result
 from broker.hybrid.metrics import Balance, LeasingResult, cumulative_balance, normalized
 from broker.hybrid.policies import LEASING_POLICIES, MAX_NODES, run_constant, run_leasing
 from broker.hybrid.sweep import SweepSummary, summarize_sweep, sweep_cell, sweep_configs
+from broker.sweep import MAX_CELLS
 from heuristics.backfill import Discipline
 from workloads.rigid import RigidJobs, rigid_view
 from workloads.swf import SwfTrace, site_size
@@ -33,17 +34,22 @@ DEFAULT_REFERENCES = "runs"
 
 
 def _above_0(value: float) -> float:
-    """An option callback: a finite number > 0 (with the option's [0, 1] range: (0, 1])."""
+    """An option callback: a finite number > 0 (with the option's maximum 1: (0, 1])."""
     if not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(f"must be a finite number > 0, got {value}")
     return value
 
 
 def _below_1(value: float) -> float:
-    """An option callback: a finite number < 1 (with the option's [0, 1] range: [0, 1))."""
+    """An option callback: a finite number < 1 (with the option's minimum 0: [0, 1))."""
     if not (math.isfinite(value) and value < 1):
         raise typer.BadParameter(f"must be a finite number < 1, got {value}")
     return value
+
+
+#: The words of the policies' refusals and the options that set them.
+WORDS = {"k": "--epsilon-k", "epsilon": "--epsilon", "references": "--references", "reward": "--reward",
+         "alpha": "--alpha", "gamma": "--gamma"}
 
 
 leasing_app = typer.Typer(help="A local cluster that leases cloud nodes (the Q-learning paper).",
@@ -73,9 +79,9 @@ def leasing_cmd(
                                              "(the balance / 100).")] = "minmax",
     continue_best: Annotated[bool, typer.Option("--continue-best", help="Continue the step's best clone, not the "
                                                 "chosen one (hindsight: to measure it).")] = False,
-    alpha: Annotated[float, typer.Option(min=0, max=1, callback=_above_0,
+    alpha: Annotated[float, typer.Option(max=1, callback=_above_0,  # --help shows no "0<=x": 0 is refused
                                          help="The learners' learning rate, in (0, 1].")] = 0.1,
-    gamma: Annotated[float, typer.Option(min=0, max=1, callback=_below_1,
+    gamma: Annotated[float, typer.Option(min=0, callback=_below_1,  # --help shows no "x<=1": 1 is refused
                                          help="The learners' discount, in [0, 1).")] = 0.1,
     discipline: Annotated[str, typer.Option(help="Local scheduler: easy or conservative.")] = "easy",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the random, egreedy and sampled policies.")] = 0,
@@ -99,7 +105,10 @@ def leasing_cmd(
     learning = {"references": references, "reward": reward, "continue_best": continue_best, "alpha": alpha,
                 "gamma": gamma}
     name, params = _policy(policy, seed, epsilon_k, epsilon, learning)
-    LEASING_POLICIES.get(name)(1, **params)  # the policy's own checks (none depends on M) before the trace is read
+    try:  # the policy's own checks (none depends on M) before the trace is read
+        LEASING_POLICIES.get(name)(1, **params)
+    except ValueError as exc:
+        raise inputs.in_options(exc, WORDS, default="--policy") from exc
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient, strict)
@@ -126,7 +135,8 @@ def leasing_cmd(
                "seed": seed, "learning": settings if name in LEARNERS else None,
                "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
-        write_result(run, out_dir, fmt=fmt_, summary=payload, frames={"steps": run.steps})
+        with inputs.writing("--out", out_dir):
+            write_result(run, out_dir, fmt=fmt_, summary=payload, frames={"steps": run.steps})
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
@@ -239,7 +249,7 @@ def leasing_sweep_cmd(
                                               help="Local nodes M (default: the trace header's MaxProcs).")] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival).")] = None,
     v: Annotated[str, typer.Option("--v", help="Constant caps: FIRST:LAST (inclusive), LAST may be M.")] = "0:M",
-    random_runs: Annotated[int, typer.Option(min=0, help="Runs of the random policy.")] = 1000,
+    random_runs: Annotated[int, typer.Option(min=0, max=MAX_CELLS, help="Runs of the random policy.")] = 1000,
     span: Annotated[float, typer.Option(callback=inputs.positive, help="Policy step (s); the paper's day.")] = 86400.0,
     offset: Annotated[float, typer.Option(min=0, callback=inputs.finite,
                                           help="Shift the step grid by this many seconds (less than --span).")] = 0.0,
@@ -292,8 +302,9 @@ def leasing_sweep_cmd(
         print(f"warning: {trace}: {why}: the balances are undefined{', no figure drawn' if plot else ''}",
               file=sys.stderr)
     elif plot is not None:
-        payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed, span, offset,
-                                          "conservative" if discipline == "conservative" else "easy")
+        with inputs.writing("--plot", plot):
+            payload["plots"] = _leasing_plots(jobs, m, summary, plot, plot_random, seed, span, offset,
+                                              "conservative" if discipline == "conservative" else "easy")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return

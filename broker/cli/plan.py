@@ -12,11 +12,11 @@ from rich.table import Table
 
 from broker.cli import inputs
 from broker.cli.console import out
-from broker.cli.files import read_demand
+from broker.cli.files import MAX_DEMAND_CELLS, read_demand
 from broker.cli.simulate import configuration
 from broker.coh.config import SimulationConfig
 from broker.planning.demand import Demand, distribution, replay_demand
-from broker.planning.planner import Prices, plan_reservations
+from broker.planning.planner import Prices, bounded_peak, plan_reservations
 from broker.pricing.book import DEFAULT_PRICE_BOOK, RESERVED_OPTIONS, PriceBook
 from heuristics.registry import PAPER_TRIO
 from solvers.base import list_solvers
@@ -63,7 +63,7 @@ def plan_reservations_cmd(
     prices = _prices(book, term, options, mode, solver)
     members = tuple(h.strip() for h in heuristics.split(",") if h.strip())
     ipp = {"solver": replay_solver, "time_limit": 1.0, "deterministic": True} if replay_solver is not None else None
-    config = configuration({"policy": "coh", "heuristics": members}, {"capacity": capacity}, ipp, None)
+    config = configuration({"policy": "coh", "heuristics": members}, {"capacity": capacity}, ipp, None, REPLAY_WORDS)
     reading = {"lenient": lenient, "strict": strict}
     demand, source, counts = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed, limit_jobs,
                                      interval, reading)
@@ -72,14 +72,21 @@ def plan_reservations_cmd(
         return
     if growth != 1.0:
         demand = demand.scaled(growth)
+    bounded_peak(demand, prices)  # before the plan's slots are made
     if save_demand is not None:
-        demand.frame().to_csv(save_demand, index=False)
+        with inputs.writing("--save-demand", save_demand):
+            demand.frame().to_csv(save_demand, index=False)
     report = plan_reservations(demand, prices, mode="capacity" if mode == "capacity" else "per-type", solver=solver)
     payload = {**report.to_dict(), "demand": _demand_summary(demand, source, growth), **counts}
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         _print_plan(payload)
+
+
+#: The words of the demand replay's refusals and the options that set them.
+REPLAY_WORDS = {"heuristic": "--heuristics", "capacity": "--capacity",
+                "solver": "--replay-solver"}
 
 
 def _demand_summary(demand: Demand, source: str, growth: float) -> dict[str, Any]:
@@ -103,7 +110,7 @@ def _prices(book: PriceBook, term: str, options: str, mode: str, solver: str) ->
     try:
         return Prices.from_book(book, int(term[0]), options=chosen)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        raise inputs.in_options(exc, {"option": "--options", "terms": "--term", "price book": "--price-book"}) from exc
 
 
 def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthetic_jobs: int, reqs: str,
@@ -127,10 +134,6 @@ def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthe
         demand, _ = replay_demand(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
                                   recorder=recorder, interval_s=interval, source=work.label)
     return demand, f"CoH replay of {work.label}", counts
-
-
-#: The largest demand table a replay may fill (intervals x instance types): 100 million counts, 800 MB.
-MAX_DEMAND_CELLS = 100_000_000
 
 
 def _demand_cells(jobs: JobTable, interval: float, types: int) -> None:

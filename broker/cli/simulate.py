@@ -125,22 +125,31 @@ def simulate_cmd(
     wall = time.perf_counter() - started
     payload = {**_payload(result, work, config, seed, wall), **counts}
     if out_dir is not None:
-        write_result(result, out_dir, fmt=fmt_, summary=payload)
+        with inputs.writing("--out", out_dir):
+            write_result(result, out_dir, fmt=fmt_, summary=payload)
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         _print_summary(result, work, wall)
 
 
+#: The words of the configuration's refusals and the options of ``simulate`` that set them.
+WORDS = {"policy": "--policy", "heuristic": "--heuristics", "tick": "--tick",
+         "boot_time": "--boot", "charging": "--charging", "capacity": "--capacity", "solver": "--solver",
+         "time_limit": "--time-limit", "max_jobs": "--ipp-max-jobs", "max_vms": "--ipp-max-vms",
+         "exact_jobs": "--ipp-exact-jobs", "chunk_jobs": "--ipp-chunk-jobs", "workers": "--portfolio-jobs",
+         "race_jobs": "--race-jobs", "reservations": "--reservations"}
+
+
 def configuration(coh: dict[str, Any], engine: dict[str, Any], ipp: dict[str, Any] | None,
-                  reservations: ReservationPlan | None) -> SimulationConfig:
-    """The nested configuration of the command's options; what it refuses becomes a ``BadParameter``."""
+                  reservations: ReservationPlan | None, words: dict[str, str] | None = None) -> SimulationConfig:
+    """The nested configuration of the command's options; a refusal names the options (``words``: :data:`WORDS`)."""
     _check_solver(coh["policy"], ipp is not None)
     try:
         return SimulationConfig(CohConfig(**coh), EngineConfig(**engine), IppConfig(**ipp) if ipp else None,
                                 reservations)
     except (ValueError, KeyError) as exc:
-        raise typer.BadParameter(exc.args[0] if isinstance(exc, KeyError) else str(exc)) from exc
+        raise inputs.in_options(exc, WORDS if words is None else words) from exc
 
 
 def _check_solver(policy: str, solver: bool) -> None:
@@ -161,8 +170,10 @@ def _plan(path: Path | None, policy: str) -> ReservationPlan | None:
         return None
     try:
         return read_plan(path)
-    except (OSError, PlanError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    except OSError as exc:
+        raise typer.BadParameter(f"--reservations {path}: {exc.strerror}") from exc
+    except PlanError as exc:
+        raise typer.BadParameter(f"--reservations {exc}") from exc
 
 
 def _payload(result: RunResult, work: inputs.Workload, config: SimulationConfig, seed: int,

@@ -18,8 +18,10 @@ def simulate_cluster(jobs: HtcJobs, policy: ClusterPolicy | None = None, terms: 
     """Replay ``jobs`` on a cloud cluster run by ``policy`` under ``terms`` (:mod:`broker.cloudcluster.world`).
 
     Defaults: no cap, merged pools, no keep-alive, no delays; c1.medium's price, no egress charge,
-    exact charging, no boot time. ``seed`` drives the keep-alive draws (the only randomness);
-    ``validate`` checks the world's invariants after every event. Every job completes.
+    exact charging, no boot time (``cloudbroker cluster`` bills
+    ``CloudTerms.from_book(load_price_book("ec2-2013-cluster"))``: the same price, and the egress).
+    ``seed`` drives the keep-alive draws (the only randomness); ``validate`` checks the world's
+    invariants after every event. Every job completes.
     """
     world = ClusterWorld(jobs, policy or ClusterPolicy(), terms or CloudTerms(), recorder=recorder, validate=validate)
     run(world, np.random.default_rng(seed))

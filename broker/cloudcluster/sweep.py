@@ -51,7 +51,7 @@ from broker.cloudcluster.policies import (
 from broker.cloudcluster.simulate import simulate_cluster
 from broker.cloudcluster.terms import CloudTerms
 from broker.pricing.book import load_price_book
-from broker.sweep import Memo
+from broker.sweep import Memo, bounded
 from workloads.bursty import bursty_workload
 from workloads.cache import load_trace
 from workloads.errors import InputError
@@ -116,14 +116,11 @@ def policy_of(settings: Mapping[str, Any]) -> ClusterPolicy:
 
 def terms_of(settings: Mapping[str, Any], book_name: str = CLUSTER_BOOK) -> CloudTerms:
     """The :class:`CloudTerms` of a cell's settings: the book's first instance type on demand, its egress tiers."""
-    book = load_price_book(book_name)
-    offer = book.offer(book.types[0].name, "on-demand")
-    assert offer is not None  # every book has an on-demand offer per type
     charging = settings.get("charging", "exact")
     if charging not in ("exact", "wall-clock"):
         raise ValueError(f"charging must be exact or wall-clock, got {charging!r}")
-    return CloudTerms(hourly=offer.hourly, egress=book.egress, charging=charging,
-                      boot=float(settings.get("boot_s", 0.0)), instance_type=book.types[0].name)
+    return CloudTerms.from_book(load_price_book(book_name), charging=charging,
+                                boot=float(settings.get("boot_s", 0.0)))
 
 
 #: The workloads this process has built for cells, by their description (at most four).
@@ -186,6 +183,10 @@ def grid(spec: Mapping[str, Any], *, source: str = "<spec>") -> list[dict[str, A
     families = spec.get("family")
     if not isinstance(families, list) or not families:
         raise SpecError(f"{source}: no [[family]] tables")
+    sizes = [math.prod(len(v) if isinstance(v, list) else 1 for k, v in f.items() if k != "name")
+             for f in families if isinstance(f, dict)]
+    each = f" ({' + '.join(f'{n:,}' for n in sizes)})" if len(sizes) > 1 else ""
+    bounded(sum(sizes), f"{source}: the [[family]] grids{each}")
     configs = []
     for i, family in enumerate(families):
         name = family.get("name", f"family {i + 1}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from broker.pricing.billing import Charging
+from broker.pricing.book import PriceBook
 from broker.pricing.egress import EgressPrices
 from workloads.errors import ConfigError
 
@@ -15,7 +16,11 @@ INSTANCE_TYPE = "instance"
 
 @dataclass(frozen=True, slots=True)
 class CloudTerms:
-    """What the cloud charges and how fast it is: price per instance-hour, egress, boot, bandwidths."""
+    """What the cloud charges and how fast it is: price per instance-hour, egress, boot, bandwidths.
+
+    The defaults charge no egress; :meth:`from_book` gives a price book's terms (what ``cloudbroker
+    cluster`` bills: ``ec2-2013-cluster``'s c1.medium on demand and its egress tiers).
+    """
 
     hourly: float = 0.145
     egress: EgressPrices = field(default_factory=EgressPrices.free)
@@ -31,3 +36,12 @@ class CloudTerms:
             raise ConfigError("CloudTerms needs hourly >= 0, boot in [0, 3600] s and btu > 0")
         if not (self.upload_bps > 0 and self.download_bps > 0):
             raise ConfigError("bandwidths must be > 0 bytes/s")
+
+    @classmethod
+    def from_book(cls, book: PriceBook, *, charging: Charging = "exact", boot: float = 0.0) -> CloudTerms:
+        """The terms of ``book``: its first instance type on demand ($/h) and its egress tiers; ``boot`` in s."""
+        name = book.types[0].name
+        offer = book.offer(name, "on-demand")
+        if offer is None:
+            raise ConfigError(f"price book {book.name!r} has no on-demand offer for {name!r}")
+        return cls(hourly=offer.hourly, egress=book.egress, charging=charging, boot=boot, instance_type=name)

@@ -25,7 +25,7 @@ from broker.elastic.estimate import ESTIMATES
 from broker.elastic.metrics import JOB_FIGURES, native_figures
 from broker.elastic.simulate import ELASTIC_POLICIES, run_elastic
 from broker.elastic.world import PoolConfig
-from broker.sweep import Cell, Memo
+from broker.sweep import Cell, Memo, bounded
 from workloads.cache import load_trace
 from workloads.cores import CoreJobs, cores_view
 from workloads.errors import ConfigError
@@ -92,6 +92,8 @@ def configs(trace: str, *, modes: Iterable[str] = ("rigid",), policies: Iterable
     """
     modes, policies, lams, estimates = list(modes), list(policies), list(lams), list(estimates)
     _check(modes, policies, lams, estimates)
+    bounded(len(modes) * len(policies) * len(lams) * len(estimates), f"the grid ({len(modes)} modes x "
+            f"{len(policies)} policies x {len(lams):,} lambdas x {len(estimates)} estimates)")
     out = []
     for mode, policy, lam, estimate in itertools.product(modes, policies, lams, estimates):
         if policy == "threshold" and mode != "elastic":

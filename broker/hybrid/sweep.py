@@ -89,14 +89,15 @@ class SweepSummary:
 def sweep_configs(trace: str, nodes: int, v_values: Sequence[int], *, random_runs: int, root_seed: int = 1,
                   limit: int | None = None, step: float = DAY, discipline: str = "easy",
                   offset_s: float = 0.0, lenient: bool = False) -> tuple[list[Cell], list[Cell], list[Cell]]:
-    """The sweep's cells: the unbounded reference, one per constant V, and the random-policy repetitions."""
+    """The sweep's cells: the unbounded reference, one per constant V, the random-policy repetitions (maybe none)."""
     base: dict[str, Any] = {"trace": trace, **({"lenient": True} if lenient else {}), "nodes": nodes,
                             **({} if limit is None else {"limit": limit}),
                             "step": step, "discipline": discipline, "offset_s": offset_s}
     ref = cells([{**base, "policy": "constant", "params": {"v": "inf"}}], name=CELL_NAME, root_seed=root_seed)
     const = cells([{**base, "policy": "constant", "params": {"v": v}} for v in v_values], name=CELL_NAME,
                   root_seed=root_seed)
-    rand = cells([{**base, "policy": "random"}], name=CELL_NAME, root_seed=root_seed + 1, repeats=random_runs)
+    rand = cells([{**base, "policy": "random"}], name=CELL_NAME, root_seed=root_seed + 1,
+                 repeats=random_runs) if random_runs else []
     return ref, const, rand
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from broker.planning.demand import Demand, distribution
 from broker.pricing.book import HEAVY, HOURS_PER_YEAR, LIGHT, MEDIUM, ON_DEMAND, RESERVED_OPTIONS, Offer, PriceBook
-from broker.pricing.reservations import ReservationPlan
+from broker.pricing.reservations import MAX_RESERVATIONS, ReservationPlan
 from solvers.base import Limit, SolveResult, get_solver
 from solvers.model import MipModel
 from workloads.errors import ConfigError
@@ -358,7 +358,12 @@ def plan_capacity(levels: np.ndarray, weights: np.ndarray, prices: Prices, *, so
 
 def plan_reservations(demand: Demand, prices: Prices, *, mode: Mode = "per-type", solver: str = "cbc",
                       limit: Limit | None = None) -> PlanReport:
-    """Plan on a demand series: its empirical distribution, costs per term (time-series form)."""
+    """Plan on a demand series: its empirical distribution, costs per term (time-series form).
+
+    A demand whose peaks, summed over the types, pass :data:`~broker.pricing.reservations.MAX_RESERVATIONS`
+    VMs is refused before anything is made for them (the per-type cover takes one slot per VM of the peak).
+    """
+    bounded_peak(demand, prices)
     if mode == "per-type":
         counts, _ = plan_distribution({tp.name: distribution(demand.column(tp.name)) for tp in prices.types}, prices)
         return report(demand, prices, counts, mode=mode)
@@ -369,6 +374,14 @@ def plan_reservations(demand: Demand, prices: Prices, *, mode: Mode = "per-type"
     solve = {"solver": result.backend, "status": result.status.value, "objective": result.objective,
              "bound": result.bound, "gap": result.gap, "wall_s": result.wall_s, "limit_hit": result.limit_hit}
     return report(demand, prices, counts, mode=mode, solve=solve)
+
+
+def bounded_peak(demand: Demand, prices: Prices) -> None:
+    """Refuse a demand whose peaks, summed over the priced types, pass what a plan covers (MAX_RESERVATIONS)."""
+    peak = sum(int(demand.column(t.name).max()) for t in prices.types if t.name in demand.types) if len(demand) else 0
+    if peak > MAX_RESERVATIONS:
+        raise ConfigError(f"{demand.source or 'the demand'}: a peak of {peak:,} VMs (summed over the types); a plan "
+                          f"covers at most {MAX_RESERVATIONS:,}")
 
 
 def _capacity_series(demand: Demand, prices: Prices) -> np.ndarray:

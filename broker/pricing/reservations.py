@@ -29,6 +29,8 @@ from workloads.errors import InputError
 #: Billing options as stored per VM slot (index into this tuple).
 OPTIONS = (ON_DEMAND, LIGHT, MEDIUM, HEAVY)
 OD_CODE, LIGHT_CODE, MEDIUM_CODE, HEAVY_CODE = range(4)
+#: The most reservations a plan read or replayed may hold (every heavy one is a VM of the run from its start).
+MAX_RESERVATIONS = 1_000_000
 
 
 class PlanError(InputError):
@@ -112,6 +114,7 @@ class ReservationPlan:
             if key in counts:
                 raise PlanError(f"{where}: {key} listed twice")
             counts[key] = count
+        _bounded(sum(counts.values()), source)
         book = data.get("price_book", "ec2-2013")
         if not isinstance(book, str):
             raise PlanError(f"{source}: field 'price_book' must be a string (a name), got {book!r}")
@@ -119,6 +122,13 @@ class ReservationPlan:
             return cls(term, counts, book)
         except PlanError as exc:
             raise PlanError(f"{source}: {exc}") from None
+
+
+def _bounded(total: int, source: str) -> None:
+    """Refuse a plan of more than :data:`MAX_RESERVATIONS` reservations before anything is made for them."""
+    if total > MAX_RESERVATIONS:
+        raise PlanError(f"{source}: {total:,} reservations; a plan holds at most {MAX_RESERVATIONS:,} (every heavy "
+                        "one is a VM of the run from its start)")
 
 
 def _offer(book: PriceBook, name: str, option: str, term: int) -> Any:
@@ -132,6 +142,7 @@ class ReservedCapacity:
     """The reservations of a run and which of them are in use (see the module docstring)."""
 
     def __init__(self, plan: ReservationPlan, book: PriceBook, catalog: Catalog) -> None:
+        _bounded(plan.total, "the plan")
         plan.check(book)
         self.plan, self.catalog = plan, catalog
         k = len(catalog)

@@ -194,3 +194,17 @@ def test_memo_builds_each_value_once_and_keeps_the_most_recent():
     assert len(memo) == 0
     with pytest.raises(ValueError, match="at least one"):
         Memo(size=0)
+
+
+def test_a_sweep_of_more_cells_than_the_bound_is_refused_before_its_seeds_are_drawn(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from broker.sweep import MAX_CELLS
+    from workloads.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^2 configurations x 1,000,001 repeats: 2,000,002 cells; a sweep holds at "
+                                          r"most 2,000,000$"):
+        cells([{"v": 1}, {"v": 2}], name="t", root_seed=1, repeats=MAX_CELLS // 2 + 1)
+    monkeypatch.setattr("broker.sweep.MAX_CELLS", 4)
+    assert len(cells([{"v": 1}, {"v": 2}], name="t", root_seed=1, repeats=2)) == 4  # the bound itself is a sweep
+    with pytest.raises(ConfigError, match=r"^2 configurations x 3 repeats: 6 cells; a sweep holds at most 4$"):
+        cells([{"v": 1}, {"v": 2}], name="t", root_seed=1, repeats=3)

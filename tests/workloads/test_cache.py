@@ -248,3 +248,58 @@ def test_load_trace_by_name_and_by_path(mirror, cache):
     assert by_name.path == cache / FILE
     by_path = load_trace(trace_path(FILE), lenient=True)
     assert by_path.frame.equals(by_name.frame)
+
+
+# -- the two environment variables are named in the errors they cause ----------------------------------------------
+def test_a_cache_directory_from_the_environment_that_cannot_be_made_names_the_variable(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("not a directory\n")
+    monkeypatch.setenv(ENV_CACHE, str(tmp_path / "file" / "cache"))
+    monkeypatch.setenv(ENV_MIRROR, "file:///nowhere")  # never reached: the cache is refused first
+    with pytest.raises(TraceDownloadError) as refused:
+        fetch_trace(NAME)
+    assert str(refused.value) == (f"trace {NAME}: cannot use the trace cache {tmp_path / 'file' / 'cache'} (Not a "
+                                  f"directory); the directory is {ENV_CACHE}'s: set it to a directory that can be read "
+                                  "and written")
+
+
+def test_a_default_cache_directory_that_cannot_be_made_says_which_variable_chooses_another(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("not a directory\n")
+    monkeypatch.delenv(ENV_CACHE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    with pytest.raises(TraceDownloadError, match=f"Not a directory\\); set {ENV_CACHE} to a directory that can be"):
+        fetch_trace(NAME, mirror="file:///nowhere")
+
+
+def test_a_cache_directory_given_by_the_caller_names_no_variable(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("not a directory\n")
+    monkeypatch.setenv(ENV_CACHE, str(tmp_path / "elsewhere"))
+    with pytest.raises(TraceDownloadError) as refused:
+        fetch_trace(NAME, mirror="file:///nowhere", cache=tmp_path / "file" / "cache")
+    assert str(refused.value).endswith("(Not a directory)") and ENV_CACHE not in str(refused.value)
+
+
+@pytest.mark.parametrize("base", ["notaurl", "ftp//host/pwa"])
+def test_a_mirror_from_the_environment_that_is_not_a_url_names_the_variable(cache, monkeypatch, base):
+    monkeypatch.setenv(ENV_MIRROR, base)
+    with pytest.raises(TraceDownloadError) as refused:
+        fetch_trace(NAME, cache=cache)
+    message = str(refused.value)
+    assert message.startswith(f"trace {NAME}: download from {base}/{FILE} (from {ENV_MIRROR}) failed (unknown url type")
+    assert f"{ENV_MIRROR} is {base!r}: set it to a directory URL" in message and "or unset it" in message
+    assert list(cache.iterdir()) == []
+
+
+def test_a_mirror_from_the_environment_that_lacks_the_trace_names_the_variable(mirror, cache, monkeypatch):
+    monkeypatch.setenv(ENV_MIRROR, mirror.url)
+    with pytest.raises(TraceDownloadError) as refused:
+        fetch_trace(NAME, cache=cache)
+    assert f"(from {ENV_MIRROR}) failed (HTTP Error 404" in str(refused.value)
+    assert f"{ENV_MIRROR} is {mirror.url!r}: set it to" in str(refused.value)
+
+
+def test_a_mirror_from_the_environment_serving_another_file_is_named_in_the_checksum_refusal(mirror, cache,
+                                                                                             monkeypatch):
+    publish(mirror, gzip.compress(b"; not KTH\n"))
+    monkeypatch.setenv(ENV_MIRROR, mirror.url)
+    with pytest.raises(TraceDownloadError, match=f"checksum mismatch for {mirror.url}/{FILE} \\(from {ENV_MIRROR}\\)"):
+        fetch_trace(NAME, cache=cache)

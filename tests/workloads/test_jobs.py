@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from workloads import schema
+from workloads.errors import ConfigError
 from workloads.jobs import FilterReport, JobTable, job_view
 from workloads.requirements import requirements
 
@@ -200,3 +201,30 @@ def test_head_and_to_frame() -> None:
     frame = table.to_frame()
     assert list(frame.columns) == ["job_id", "arrival", "runtime", "departure", "r", "user"]
     assert frame["departure"].tolist() == [10.0, 11.0, 12.0, 13.0, 14.0]
+
+
+# -- a view expands parallel jobs into at most MAX_TASKS tasks (issue 31) -----------------------------------------
+def _wide(procs: list[int]) -> pd.DataFrame:
+    n = len(procs)
+    return pd.DataFrame({"job_id": list(range(1, n + 1)), "submit_time": [0] * n, "wait_time": [0] * n,
+                         "run_time": [10] * n, "status": [1] * n, "user_id": [1] * n, "group_id": [1] * n,
+                         "allocated_procs": procs, "requested_procs": procs}, dtype="Int64")
+
+
+@pytest.mark.parametrize("view", ["cores", "htc"])
+def test_a_parallel_job_wider_than_the_tasks_a_view_makes_is_refused_before_they_are_made(
+        view: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workloads.cores import cores_view
+    from workloads.htc import htc_view
+
+    def make(frame: pd.DataFrame) -> int:
+        jobs = cores_view(frame)[0] if view == "cores" else htc_view(frame, parallel="expand")[0]
+        return len(jobs)
+
+    with pytest.raises(ConfigError, match=r"^parallel 'expand' makes 1,000,000,000,001 one-core tasks of the trace's 2 "
+                                          r"jobs \(the widest has 1,000,000,000,000 processors\); at most 100,000,000"):
+        make(_wide([10**12, 1]))
+    monkeypatch.setattr("workloads.jobs.MAX_TASKS", 5)
+    assert make(_wide([4, 1])) == 5  # the bound itself is made
+    with pytest.raises(ConfigError, match="makes 6 one-core tasks"):
+        make(_wide([4, 2]))

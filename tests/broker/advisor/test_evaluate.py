@@ -8,6 +8,7 @@ import pytest
 from broker.advisor.decide import PAPER_OVERHEADS, Cutoff, LinearSpeed, oracle, saved_time
 from broker.advisor.evaluate import Protocol, evaluate
 from broker.advisor.features import CATEGORIES, NUMBERS, submission_features
+from broker.sim.recorder import Recorder
 from tests.conftest import trace_path
 from workloads.errors import ConfigError
 from workloads.swf import read_swf
@@ -176,7 +177,7 @@ def test_the_documented_defaults() -> None:
     defaults = {k: p.default for k, p in inspect.signature(evaluate).parameters.items()
                 if p.default is not inspect.Parameter.empty}
     assert defaults == {"protocol": None, "k": 20, "width": 0.1, "cutoff": True, "model": "knn", "promises": False,
-                        "weights": "correlation", "search_iterations": 20, "seed": 0}
+                        "weights": "correlation", "search_iterations": 20, "seed": 0, "recorder": None}
 
 
 # Four jobs of 2 processors running 10 s; at o = 0.5 the cloud runs them 20 s. Actual waits 30, 5, 15, 10:
@@ -300,3 +301,24 @@ def test_a_small_evaluation_with_the_default_k_width_and_cutoff() -> None:
     assert (got.settings["k"], got.settings["width"], got.settings["promises"]) == (20, 0.1, False)
     assert got.settings.get("cutoff_not_used", "") != "--no-cutoff" and "searched" not in got.settings
     assert "rmse_wait_promises_alone_s" not in got.settings and "promised_wait_s" not in got.jobs
+
+
+class _Heard(Recorder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard: list[tuple[int, int]] = []
+
+    def progress(self, done: int, total: int) -> None:
+        self.heard.append((done, total))
+
+
+@pytest.mark.parametrize("model", ["knn", "gbm"])
+def test_the_recorder_hears_every_prediction_made_in_order(model: str) -> None:
+    recorder = _Heard()
+    evaluate(_small_frame(800), [LinearSpeed(0.1)], protocol=Protocol(tune=40, skip=100, evaluate=600), model=model,
+             recorder=recorder)
+    total = 2 * (40 + 600)
+    done = [d for d, _ in recorder.heard]
+    assert {t for _, t in recorder.heard} == {total} and done == sorted(done) and done[-1] == total
+    assert len(done) >= 4  # the wait's and the run time's predictions, each in more than one block
+    assert total // 2 in done  # the wait's predictions end before the run time's begin

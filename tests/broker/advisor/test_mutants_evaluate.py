@@ -42,9 +42,9 @@ def boosted(monkeypatch) -> list:
     """Gradient boosting replaced: every query predicted 30 s (nothing for query 5), deviation 1 (even) or 10 (odd)."""
     calls: list = []
 
-    def fake(X, labels, first, queries, categorical, *, seed):
+    def fake(X, labels, first, queries, categorical, *, seed, progress):
         calls.append({"X": X, "labels": labels, "first": first, "queries": queries, "categorical": categorical,
-                      "seed": seed})
+                      "seed": seed, "progress": progress})
         mean = np.where(queries == 5, np.nan, 30.0)
         return OnlinePredictions(queries, mean, np.where(queries % 2 == 0, 1.0, 10.0), np.zeros(len(queries)))
 
@@ -57,6 +57,7 @@ def test_the_gbm_model_runs_gradient_boosting_on_every_row_with_the_seed(boosted
     assert [c["labels"].tolist() for c in boosted] == [[50.0, 0.0] * 5, [30.0] * N]  # the wait, then the run
     for call in boosted:
         assert call["queries"].tolist() == list(range(N)) and call["categorical"] == [0, 1, 2] and call["seed"] == 5
+        assert call["progress"] is None  # no recorder, nothing to tell
         assert call["first"].tolist() == list(range(1, N + 1))  # each label known from the next submission on
         assert call["X"].shape == (N, len(COLUMNS)) and call["X"].dtype == np.float64
         # the unknown requested time is a 0 among the features

@@ -14,9 +14,10 @@ ARGS = ["-c", "import sys; from broker.cli import main; sys.exit(main(sys.argv[1
         "--limit-jobs", "3000", "--policy", "qlearning"]
 
 
-def _on_a_terminal() -> str:
+def on_a_terminal(args: list[str]) -> str:
+    """What ``python args`` writes to a terminal (stdout and stderr), run to its end."""
     controller, terminal = pty.openpty()
-    proc = subprocess.Popen([sys.executable, *ARGS], stdin=terminal, stdout=terminal, stderr=terminal,
+    proc = subprocess.Popen([sys.executable, *args], stdin=terminal, stdout=terminal, stderr=terminal,
                             cwd=REPO_ROOT, env={**os.environ, "COLUMNS": "120"})
     os.close(terminal)
     chunks = []
@@ -35,7 +36,7 @@ def _on_a_terminal() -> str:
 
 
 def test_a_progress_bar_on_a_terminal_and_none_in_a_pipe() -> None:
-    shown = _on_a_terminal()
+    shown = on_a_terminal(ARGS)
     assert "leasing" in shown and "3000/3000" in shown and "500/3000" in shown  # the bar moved as jobs ended
     piped = subprocess.run([sys.executable, *ARGS, "--json"], capture_output=True, text=True, cwd=REPO_ROOT,
                            check=True)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from broker.cli.app import COMMANDS
+from broker.cli.files import MAX_PLAN_BYTES
 from broker.hybrid.sweep import summarize_sweep
 from tests.conftest import CliRun, cloudbroker, trace_path
 
@@ -33,6 +34,15 @@ FILES = {
     "no-trace.toml": '[workload]\ntrace = "nope.swf"\n[[family]]\nname = "a"\ncap = [1]\n',
     "no-family.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n',
     "taken": "an existing file\n",
+    "peak.csv": "small,large\n3,1\n1000000000000,2\n",
+    "wide.swf": (f"; MaxProcs: 4\n1 0 0 10 1000000000000 -1 -1 1 100 -1 1 {UNKNOWN}\n"
+                 f"2 5 0 10 1 -1 -1 1 100 -1 1 {UNKNOWN}\n"),
+    "big-grid.toml": f'[workload]\ntrace = "{KTH}"\nlimit = 50\n[[family]]\nname = "a"\n'
+                     f'cap = [{", ".join(map(str, range(1, 2001)))}]\ndelay = [{", ".join(map(str, range(2000)))}]\n',
+    "huge-plan.json": json.dumps({"term_years": 1, "reservations": [{"instance_type": "small",
+                                                                     "option": "reserved-heavy", "count": 10**12}]}),
+    "digits-plan.json": '{"term_years": 1, "reservations": [{"instance_type": "small", "option": "reserved-heavy", '
+                        '"count": 1' + "0" * 5000 + "}]}",
 }
 
 #: (command line, words the one line must hold)
@@ -58,13 +68,52 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("simulate", "--solver", "cpsat", "--portfolio-jobs", "0"), ("'--portfolio-jobs'", "got '0'")),
     (("simulate", "--solver", "cpsat", "--race-jobs", "-1"), ("'--race-jobs'", "got '-1'")),
     (("simulate", "--solver", "cpsat", "--ipp-exact-jobs", "13"), ("'--ipp-exact-jobs'", "got '13'")),
-    (("simulate", "--solver", "cpsat", "--ipp-chunk-jobs", "60"), ("chunk_jobs (60)", "below max_jobs (50)")),
+    (("simulate", "--solver", "cpsat", "--ipp-chunk-jobs", "60"),
+     ("error: --ipp-max-jobs, --ipp-chunk-jobs: chunk_jobs (60)", "below max_jobs (50)")),
+    # a library's refusal of what an option configured leads with the option (issue 31)
+    (("simulate", "--heuristics", ","), ("error: --heuristics: a portfolio needs at least one heuristic",)),
+    (("simulate", "--heuristics", "FCFS-SM,FOO"), ("error: --heuristics: unknown heuristic 'FOO'",)),
+    (("simulate", "--charging", "hourly"), ("error: --charging: charging must be one of exact, wall-clock",)),
+    (("simulate", "--capacity", "vm"), ("error: --capacity: capacity must be one of interval, tick",)),
+    (("plan-reservations", "--capacity", "vm"), ("error: --capacity: capacity must be one of interval, tick",)),
+    (("plan-reservations", "--replay-solver", "gurobi"), ("error: --replay-solver: solver must name",)),
+    (("plan-reservations", "--options", "reserved-huge"), ("error: --options: unknown reservation option(s)",)),
+    (("leasing", "--trace", KTH, "--policy", "sampled", "--epsilon-k", "0"),
+     ("error: --epsilon-k: the sampled policy needs k >= 1",)),
+    (("leasing", "--trace", KTH, "--references", "both"), ("error: --references: references must be one of",)),
+    (("leasing", "--trace", KTH, "--reward", "cost"), ("error: --reward: reward must be one of",)),
+    (("cluster", "--synthetic", "--keepalive", "always"), ("error: --keepalive: keep-alive 'always'",)),
+    (("cluster", "--synthetic", "--keepalive", "fixed:2"), ("error: --keepalive: keep-alive probability",)),
+    (("cluster", "--synthetic", "--charging", "hourly"), ("error: --charging: charging must be exact or wall-clock",)),
+    (("advise", "--trace", KTH, "--skip", "30000"), ("error: --skip, --evaluate: the trace has 28,475 replayable",)),
     (("leasing", "--trace", KTH, "--nodes", "-3"), ("'--nodes'", "got '-3'")),
     (("leasing", "--trace", KTH, "--nodes", "0"), ("'--nodes'", "got '0'")),
     (("plan-reservations", "--growth", "-1"), ("'--growth'", "got '-1'")),
     (("plan-reservations", "--interval", "0"), ("'--interval'", "got '0'")),
     (("leasing", "sweep", "--trace", KTH, "--random-runs", "-1"), ("'--random-runs'", "got '-1'")),
     (("simulate", "--policy", "coh-r", "--reservations", "plan.json"), ("plan.json", "'huge'", "reserved-light")),
+    (("simulate", "--policy", "coh-r", "--reservations", "huge-plan.json"),
+     ("--reservations huge-plan.json", "1,000,000,000,000 reservations", "at most 1,000,000")),
+    (("simulate", "--policy", "coh-r", "--reservations", "digits-plan.json"),
+     ("--reservations digits-plan.json", "not a plan", "5001 digits")),
+    (("simulate", "--policy", "coh-r", "--reservations", "no-plan.json"),
+     ("--reservations no-plan.json", "No such file or directory")),
+    (("plan-reservations", "--demand", "peak.csv"),
+     ("error: peak.csv: a peak of 1,000,000,000,002 VMs (summed over the types); a plan covers at most 1,000,000",)),
+    # one job of 10^12 processors expanded into as many tasks ate memory (issue 31)
+    (("elastic", "--trace", "wide.swf"), ("error: --parallel: parallel 'expand' makes 1,000,000,000,001 one-core "
+                                         "tasks", "at most 100,000,000", "(parallel 'one')")),
+    (("elastic", "sweep", "--trace", "wide.swf"), ("error: --parallel: parallel 'expand' makes 1,000,000,000,001",)),
+    (("cluster", "--trace", "wide.swf", "--parallel", "expand"), ("error: --parallel: parallel 'expand' makes",)),
+    # a grid of more cells than a sweep holds is refused before it is made (issue 31)
+    (("cluster", "sweep", "big-grid.toml", "--out", "out"),
+     ("big-grid.toml: the [[family]] grids: 4,000,000 cells; a sweep holds at most 2,000,000",)),
+    (("advise", "sweep", "--trace", KTH, "--k", ",".join(map(str, range(1, 1001))),
+      "--width", ",".join(str(w / 1000) for w in range(1, 3001))),
+     ("--k (1,000) x --width (3,000) x --cutoff (1): 3,000,000 cells; a sweep holds at most 2,000,000",)),
+    (("elastic", "sweep", "--trace", LPC, "--seeds", "10000", "--lambda",
+      ",".join(str(x / 10000) for x in range(10000))),
+     ("40,000 learning runs x --seeds 10,000 and the rules: 400,000,014 cells",)),
     (("cluster", "sweep", "cap-empty.toml", "--out", "out"), ("cap-empty.toml", "'cap'", "empty list")),
     (("cluster", "sweep", "no-trace.toml", "--out", "out"), ("no-trace.toml", "[workload]", "'nope.swf'",
                                                              "registered traces")),
@@ -103,9 +152,10 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
                                                             "--first-day 100000")),
     (("elastic", "--trace", LPC, "--first-day", "100000", "--out", "new"), ("no job submitted in the window",)),
     (("elastic", "--trace", LPC, "--mode", "elastic", "--min-cores", "100"),
-     ("an elastic pool needs 1 <= min_cores <= cores <= max_cores", "got 100, 81, 162")),
-    (("elastic", "--trace", LPC, "--mode", "elastic", "--max-cores", "10"), ("an elastic pool needs",
-                                                                             "got 30, 81, 10")),
+     ("error: --cores, --min-cores, --max-cores: an elastic pool needs 1 <= min_cores <= cores <= max_cores",
+      "got 100, 81, 162")),
+    (("elastic", "--trace", LPC, "--mode", "elastic", "--max-cores", "10"),
+     ("error: --cores, --min-cores, --max-cores: an elastic pool needs", "got 30, 81, 10")),
     (("elastic", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
     (("elastic", "--trace", "negative.swf", "--strict"), ("negative.swf:2", "field 5 (allocated_procs)")),
     (("elastic", "sweep", "--trace", LPC, "--policy", "lifo"), ("--policy takes fcfs, sjf, edf, threshold, sarsa",
@@ -120,14 +170,15 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("elastic", "sweep", "--trace", LPC, "--out", "taken"), ("--out taken", "a file is there")),
     # a bad pool is refused before the trace is read; an empty grid is refused, not run
     (("elastic", "sweep", "--trace", LPC, "--mode", "elastic", "--min-cores", "100"),
-     ("an elastic pool needs 1 <= min_cores <= cores <= max_cores",)),
+     ("error: --cores, --min-cores, --max-cores: an elastic pool needs 1 <= min_cores <= cores <= max_cores",)),
     (("elastic", "sweep", "--trace", LPC, "--mode", "rigid", "--policy", "threshold"),
      ("no run in the grid", "threshold sizes elastic pools only")),
 ]
 
 
 def case_id(args: tuple[str, ...]) -> str:
-    return " ".join(args).replace(KTH, "KTH").replace(LPC, "LPC")
+    return " ".join(a if len(a) < 80 else f"{a[:20]}...({len(a.split(','))} values)" for a in args).replace(
+        KTH, "KTH").replace(LPC, "LPC")
 
 
 def _boom(*_: Any, **__: Any) -> Any:
@@ -162,6 +213,37 @@ def test_each_mistake_is_refused_in_one_line_before_any_work(workdir: Path, args
     line = one_line(cloudbroker(*args))
     assert all(w in line for w in words), (line, [w for w in words if w not in line])
     assert sorted(p.name for p in workdir.iterdir()) == before  # no file or directory left behind
+
+
+def test_a_plan_file_larger_than_any_plan_is_refused_before_it_is_read(workdir: Path) -> None:
+    with (workdir / "big.json").open("wb") as fh:
+        fh.truncate(MAX_PLAN_BYTES + 1)  # sparse: nothing is written
+    line = one_line(cloudbroker("simulate", "--policy", "coh-r", "--reservations", "big.json"))
+    size = f"{MAX_PLAN_BYTES + 1:,} bytes; a plan file holds at most {MAX_PLAN_BYTES:,}"
+    assert f"--reservations big.json: {size}" in line
+
+
+def test_a_demand_file_of_more_counts_than_the_bound_is_refused_at_the_line_that_passes_it(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("broker.cli.files.MAX_DEMAND_CELLS", 4)  # two rows of two types
+    (workdir / "d.csv").write_text("small,large\n1,2\n3,4\n5,6\n")
+    line = one_line(cloudbroker("plan-reservations", "--demand", "d.csv"))
+    assert line == ("error: d.csv:4: more than 4 counts (rows x 2 types), the most a demand file may hold; use longer "
+                    "intervals")
+
+
+@pytest.mark.parametrize(("variable", "value", "words"), [
+    ("CLOUDBROKER_CACHE", "taken/cache", ("cannot use the trace cache taken/cache", "CLOUDBROKER_CACHE's")),
+    ("CLOUDBROKER_TRACE_MIRROR", "notaurl", ("(from CLOUDBROKER_TRACE_MIRROR) failed",
+                                             "CLOUDBROKER_TRACE_MIRROR is 'notaurl'")),
+])
+def test_an_environment_variable_that_breaks_a_download_is_named_in_the_refusal(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, words: tuple[str, ...]) -> None:
+    monkeypatch.setenv("CLOUDBROKER_CACHE", str(workdir / "cache"))  # KTH by name is never cached there
+    monkeypatch.setenv(variable, value)
+    for command in (("trace", "info", "KTH-SP2-1996-2.1-cln"), ("simulate", "--trace", "KTH-SP2-1996-2.1-cln")):
+        line = one_line(cloudbroker(*command))
+        assert all(w in line for w in words), (line, [w for w in words if w not in line])
 
 
 def test_a_refusal_is_one_line_even_when_its_message_spans_several(workdir: Path) -> None:
@@ -229,6 +311,15 @@ def test_leasing_sweep_with_a_reference_that_never_waits_has_no_best_v_and_draws
     assert out["random"] == {"runs": 2, "mean": None, "std": None, "best": None}
     assert "no wait to improve" in out["undefined"]["twt_imp_pct"] and "no figure drawn" in run.err
     assert not (tmp_path / "figs").exists()
+
+
+def test_leasing_sweep_with_no_random_runs_runs_the_constant_caps_alone(tmp_path: Path) -> None:
+    (tmp_path / "no-wait.swf").write_text(NO_WAIT)  # --random-runs takes 0 as its help's range says
+    run = cloudbroker("leasing", "sweep", "--trace", str(tmp_path / "no-wait.swf"), "--random-runs", "0", "--v", "0:1",
+                      "--n-jobs", "1", "--json")
+    out = json.loads(run.out)
+    assert run.code == 0 and out["cells"] == 3 and set(out["constant"]) == {"0", "1"}  # V unbounded, V = 0, V = 1
+    assert out["random"] == {"runs": 0, "mean": None, "std": None, "best": None}
 
 
 @pytest.mark.parametrize(("local_twt", "ref_cpu", "undefined"), [(0.0, 50.0, {"twt_imp_pct", "twt_pct", "balance"}),

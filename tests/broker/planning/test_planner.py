@@ -24,6 +24,7 @@ from broker.planning.planner import (
     plan_reservations,
 )
 from broker.pricing.book import HEAVY, LIGHT, MEDIUM, load_price_book
+from workloads.errors import ConfigError
 
 BOOK = load_price_book()
 CATALOG = BOOK.catalog()
@@ -236,3 +237,15 @@ def test_capacity_mode_keeps_fractional_capacity_levels() -> None:
     report = plan_reservations(demand, odd, mode="capacity", solver="cbc")
     assert report.on_demand_cost == pytest.approx(0.065 * YEAR)
     assert report.expected_cost <= report.on_demand_cost
+
+
+@pytest.mark.parametrize("mode", ["per-type", "capacity"])
+def test_a_demand_peaking_above_what_a_plan_covers_is_refused_before_its_slots_are_made(mode: str) -> None:
+    from broker.pricing.reservations import MAX_RESERVATIONS
+
+    over = Demand(np.array([[3, 1], [10**12, 2]]), ("small", "large"), source="d.csv")
+    with pytest.raises(ConfigError, match=r"^d.csv: a peak of 1,000,000,000,002 VMs \(summed over the types\); a plan "
+                                          r"covers at most 1,000,000$"):
+        plan_reservations(over, PRICES, mode=mode)  # type: ignore[arg-type]
+    at = Demand(np.array([[MAX_RESERVATIONS - 1, 1]]), ("small", "large"))
+    assert plan_reservations(at, PRICES).plan.total <= MAX_RESERVATIONS  # the bound itself is planned

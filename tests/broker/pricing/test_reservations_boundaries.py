@@ -11,6 +11,7 @@ from broker.pricing.book import HOURS_PER_YEAR, load_price_book
 from broker.pricing.reservations import (
     HEAVY_CODE,
     LIGHT_CODE,
+    MAX_RESERVATIONS,
     OD_CODE,
     OnDemandOnly,
     PlanError,
@@ -62,6 +63,25 @@ def test_a_bad_plan_file_is_refused_naming_the_source_and_the_field(data: object
     with pytest.raises(PlanError) as refused:
         ReservationPlan.from_dict(data)  # type: ignore[arg-type]
     assert str(refused.value) == message
+
+
+@pytest.mark.parametrize("counts", [[10**12], [MAX_RESERVATIONS, 1], [10**20]], ids=["1e12", "bound+1", "1e20"])
+def test_a_plan_file_of_more_reservations_than_the_bound_is_refused_naming_the_count(counts: list[int]) -> None:
+    rows = [row(option, count) for option, count in zip(("reserved-heavy", "reserved-light"), counts, strict=False)]
+    with pytest.raises(PlanError) as refused:
+        ReservationPlan.from_dict({"term_years": 1, "reservations": rows}, source="p.json")
+    assert str(refused.value) == (f"p.json: {sum(counts):,} reservations; a plan holds at most 1,000,000 (every "
+                                  "heavy one is a VM of the run from its start)")
+
+
+def test_a_plan_at_the_bound_is_read() -> None:
+    plan = ReservationPlan.from_dict({"term_years": 1, "reservations": [row(count=MAX_RESERVATIONS)]})
+    assert plan.total == MAX_RESERVATIONS
+
+
+def test_the_reserved_capacity_of_a_plan_over_the_bound_is_refused_before_its_vms_are_listed() -> None:
+    with pytest.raises(PlanError, match=r"^the plan: 1,000,000,000,000 reservations; a plan holds at most 1,000,000"):
+        ReservedCapacity(ReservationPlan(1, {HEAVY: 10**12}), BOOK, CATALOG)
 
 
 def test_a_plan_file_keeps_its_book_defaults_to_ec2_2013_and_takes_a_count_of_zero() -> None:
