@@ -313,18 +313,28 @@ def test_the_elastic_texts_in_full_and_without_interactive_jobs() -> None:
     table = pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
                           "w_interactive_mean": [0.3, 0.5, 0.4], "core_hours": [1000.0, 1500.5, 1500.5]})
     summary, advice = elastic._texts(table)
-    assert summary == ("fcfs (rigid): w 0.300, 1,000 core-hours; threshold (elastic): w 0.500, 1,500 core-hours; "
-                       "sarsa (elastic): w 0.400, 1,500 core-hours. The site's fixed pool is the most responsive of "
-                       "the three: an elastic pool saves core-hours here, not waits.")
-    assert advice == "Let SARSA size the pool: more responsive than the threshold autoscaler for no more core-hours."
+    assert summary == ("the site's fixed pool: W 0.300, 1,000 core-hours; the threshold autoscaler: W 0.500, 1,500 "
+                       "core-hours; SARSA: W 0.400, 1,500 core-hours.")
+    assert advice == ("Run the threshold autoscaler: the most responsive pool (W 0.500, 1,500 core-hours); SARSA "
+                      "loses 0.100 in W against the threshold autoscaler for the same core-hours.")
     none = pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
                          "w_interactive_mean": pd.Series([None, None, None], dtype=object),
                          "core_hours": [1.0, 2.0, 3.0]})
     assert elastic._texts(none) == (".", "No interactive job was counted: the responsiveness cannot be compared.")
     one = none.copy()
     one["w_interactive_mean"] = pd.Series([0.25, None, None], dtype=object)
-    assert elastic._texts(one) == ("fcfs (rigid): w 0.250, 1 core-hours.",
+    assert elastic._texts(one) == ("the site's fixed pool: W 0.250, 1 core-hours.",
                                    "No interactive job was counted: the responsiveness cannot be compared.")
+
+
+def test_the_best_elastic_run_is_the_highest_w_then_the_fewest_core_hours() -> None:
+    table = pd.DataFrame({"run": ["a", "b", "c"], "w_interactive_mean": [0.2, 0.8, 0.8],
+                          "core_hours": [1.0, 3.0, 2.0]})
+    assert elastic.best_run(table) == "c"
+    table["core_hours"] = [1.0, 2.0, 2.0]
+    assert elastic.best_run(table) == "b"
+    table["w_interactive_mean"] = [0.9, 0.8, 0.8]
+    assert elastic.best_run(table) == "a"
 
 
 def test_the_elastic_estimate_is_two_rule_runs_and_one_sarsa_run() -> None:
@@ -899,8 +909,8 @@ def test_the_elastic_pool_cut_to_the_window_the_budget_holds(generated: ReportIn
         got = run_command(command)  # the rigid pool and the threshold rule (SARSA's run is the slow one)
         assert (got["w_interactive_mean"], got["core_hours"]) == (row["w_interactive_mean"], row["core_hours"]), what
     assert [f.name for f in s.figures] == ["elastic_runs.svg"]
-    for text in (">mean w of interactive jobs<", ">responsiveness (lower is better)<", ">core-hours paid<",
-                 ">cores paid for<"):
+    for text in (">mean W of interactive jobs<", ">responsiveness (higher is better)<", ">core-hours paid<",
+                 ">cores paid for (lower is better)<"):
         assert text in s.figures[0].svg, text
 
 
@@ -1135,13 +1145,15 @@ def test_the_elastic_figure_draws_responsiveness_and_core_hours(drawn: list[Any]
     table = pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
                           "w_interactive_mean": [0.3, 0.5, 0.4], "core_hours": [1000.0, 1500.0, 1200.0]})
     figure = elastic._figure(table)
-    assert figure.caption == ("Interactive jobs' mean w = wait / (wait + run) and the core-hours each pool paid for.")
+    assert figure.caption == ("Interactive jobs' mean responsiveness W = run / (run + wait) (1: no wait) and the "
+                              "core-hours each pool paid for.")
     resp, cost = drawn[0].axes
     assert [b.get_height() for b in resp.patches] == [0.3, 0.5, 0.4]
     assert [b.get_facecolor() for b in resp.patches] == [rgba("tab:blue")] * 3
     assert [b.get_height() for b in cost.patches] == [1000.0, 1500.0, 1200.0]
     assert [b.get_facecolor() for b in cost.patches] == [rgba("tab:gray")] * 3
-    assert (cost.get_ylabel(), cost.get_title()) == ("core-hours paid", "cores paid for")
+    assert (resp.get_ylabel(), resp.get_title()) == ("mean W of interactive jobs", "responsiveness (higher is better)")
+    assert (cost.get_ylabel(), cost.get_title()) == ("core-hours paid", "cores paid for (lower is better)")
     for ax in (resp, cost):
         label = ax.get_xticklabels()[0]
         assert (label.get_fontsize(), label.get_rotation()) == (7, 15)
