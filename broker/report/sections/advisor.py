@@ -22,14 +22,6 @@ from broker.report.model import Figure, ReportInput, Section
 MIN_JOBS = 2000
 
 
-def protocol_for(n: int) -> Protocol:
-    """The paper's protocol (tune 500, skip 10,000, evaluate 10,000), or half and half on a shorter trace."""
-    if n >= 20_000:
-        return Protocol()
-    skip = n // 2
-    return Protocol(tune=min(500, skip), skip=skip, evaluate=n - skip)
-
-
 def run(inp: ReportInput, budget: Budget) -> Section:
     """The advisor section."""
     section = Section("advisor", "Run here or in the cloud: the placement advisor")
@@ -43,7 +35,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     if len(frame) < MIN_JOBS:
         section.status, section.why = "not applicable", f"{len(frame):,} replayable jobs, fewer than {MIN_JOBS:,}"
         return section
-    protocol = protocol_for(len(frame))
+    protocol = Protocol.fitting(len(frame))  # the paper's, or half and half on a short trace
     if not budget.allow("the advisor", estimate("advisor", protocol.skip + protocol.evaluate)):
         section.status, section.why = "skipped", budget.skipped[-1]
         return section

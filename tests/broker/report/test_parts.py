@@ -10,7 +10,6 @@ import pytest
 
 from broker.cloudcluster.sweep import grid
 from broker.report.budget import FIXED_SECONDS, SECONDS_PER_JOB, Budget, estimate
-from broker.report.sections.advisor import protocol_for
 from broker.report.sections.cluster import _peak, families, recommend, toml
 from broker.report.sections.leasing import caps
 from broker.report.sections.trace import hourly_state
@@ -68,14 +67,6 @@ def test_the_caps_are_fractions_of_the_site_with_0_and_m_always_in() -> None:
     assert caps(1) == [0, 1]
 
 
-def test_the_advisor_uses_the_papers_protocol_from_20000_jobs_and_halves_below() -> None:
-    assert (protocol_for(20_000).tune, protocol_for(20_000).skip, protocol_for(20_000).evaluate) == (500, 10_000,
-                                                                                                      10_000)
-    short = protocol_for(19_999)
-    assert (short.tune, short.skip, short.evaluate) == (500, 9_999, 10_000)
-    assert (protocol_for(801).tune, protocol_for(801).skip, protocol_for(801).evaluate) == (400, 400, 401)
-
-
 def test_the_recommendation_is_the_cheapest_within_ten_minutes_of_overhead_else_the_quickest() -> None:
     cost = np.array([11008.9, 11444.1, 11778.4, 11907.6, 12066.4])
     overhead = np.array([8.5e6, 31_757.0, 600.0, 149.8, 13.6])  # KTH-SP2's front, 449 s moved onto the limit
@@ -108,3 +99,28 @@ def test_a_trace_without_maxprocs_or_processor_counts_asks_for_the_sites_size(tm
     with pytest.raises(ConfigError, match="give the site's size with --nodes"):
         report_input(ReportConfig(trace=str(trace)), tmp_path)
     assert report_input(ReportConfig(trace=str(trace), nodes=4), tmp_path).nodes == 4
+
+
+def test_the_advisor_section_takes_its_protocol_from_the_advisors_fitting_rule(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from broker.advisor.evaluate import Protocol
+    from broker.report.budget import Budget
+    from broker.report.model import ReportInput
+    from broker.report.sections import advisor
+    from workloads.lublin import default_workload
+    from workloads.swf import read_swf
+    from workloads.swf_writer import write_swf
+
+    frame = default_workload(seed=0, n_jobs=2000)
+    frame["wait_time"] = frame["submit_time"] % 600
+    path = write_swf(frame, tmp_path / "a.swf", {"MaxProcs": 256})
+    asked: list[int] = []
+
+    def fitting(n: int) -> Protocol:
+        asked.append(n)
+        return Protocol(tune=100, skip=300, evaluate=200)
+
+    monkeypatch.setattr(Protocol, "fitting", staticmethod(fitting))
+    s = advisor.run(ReportInput(path, frame, read_swf(path).header, "a", "a.swf", 256, 0), Budget(600.0))
+    assert asked == [2000]
+    assert (s.numbers["tune"], s.numbers["skip"], s.numbers["evaluate"]) == (100, 300, 200)
