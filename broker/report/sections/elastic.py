@@ -23,9 +23,11 @@ from broker.report.budget import Budget, estimate
 from broker.report.model import Figure, ReportInput, Section
 from workloads.cores import cores_view
 
-#: The windows tried, longest first (core-jobs). SARSA's cost grows faster than the jobs (its queue grows on a
-#: busy site: 9 s for KTH-SP2's first 20,000 core-jobs, 31 s for 50,000), so no window is longer than 50,000.
-WINDOWS = (50_000, 20_000, 10_000, 5_000)
+#: The most core-jobs the pool is run on. SARSA's cost grows faster than the jobs (its queue grows on a busy site:
+#: 9 s for KTH-SP2's first 20,000 core-jobs, 31 s for 50,000), so no run is longer than 50,000.
+MOST = 50_000
+#: The fewest: the figures leave out 500 at each end.
+LEAST = 5_000
 RUNS = (("rigid", "fcfs"), ("elastic", "threshold"), ("elastic", "sarsa"))
 SHOWN = ("w_interactive_mean", "share_interactive_wait_over_120s", "wait_interactive_mean_s", "w_batch_mean",
          "utilization", "mean_cores", "core_hours")
@@ -39,24 +41,24 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     """The elastic section."""
     section = Section("elastic", "An elastic pool of cores")
     every, _ = cores_view(inp.frame, parallel="expand", origin=float(inp.origin))
-    if len(every) < WINDOWS[-1]:
-        section.status, section.why = "not applicable", f"{len(every):,} core-jobs, fewer than {WINDOWS[-1]:,}"
+    if len(every) < LEAST:
+        section.status, section.why = "not applicable", f"{len(every):,} core-jobs, fewer than {LEAST:,}"
         return section
-    windows = sorted({min(len(every), w) for w in WINDOWS}, reverse=True)
-    n = next((w for w in windows if _cost(w) <= budget.left), windows[-1])
-    if not budget.allow(f"the elastic pool ({n:,} core-jobs)", _cost(n)):
+    n = budget.slice("the elastic pool", _cost, min(len(every), MOST), least=LEAST)
+    if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
     jobs = every.head(n)
     m = inp.nodes
-    trim = 500  # jobs left out of the figures at each end; every window holds at least 5,000
+    trim = 500  # jobs left out of the figures at each end; every run holds at least 5,000
     floor = max(1, min(30, m // 4))
     rows: list[dict[str, Any]] = []
     for mode, policy in RUNS:
+        budget.start(f"{policy} ({mode})", estimate("elastic_sarsa" if policy == "sarsa" else "elastic_rule", n))
         pool = PoolConfig(m, elastic=mode == "elastic", min_cores=floor)
         s = run_elastic(jobs, pool, policy, seed=inp.seed, trim=trim).summary.to_dict()
         rows.append({"run": f"{policy} ({mode})", **{k: s.get(k) for k in SHOWN}})
-        section.commands.append((f"{policy} ({mode})", f"cloudbroker elastic --trace {inp.trace_arg} --mode {mode} "
+        section.commands.append((f"{policy} ({mode})", f"cloudbroker elastic --trace {inp.trace_cli} --mode {mode} "
                                                        f"--policy {policy} --cores {m} --min-cores {floor} "
                                                        f"--limit-jobs {n} --trim {trim} --seed {inp.seed} --json"))
     table = pd.DataFrame(rows)
@@ -64,7 +66,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     section.numbers = {"core_jobs": n, "core_jobs_in_trace": len(every), "cores": m, "min_cores": floor,
                        "runs": {r["run"]: {k: v for k, v in r.items() if k != "run"} for r in rows}}
     if n < len(every):
-        why = "at most 50,000: SARSA's cost grows faster than the jobs" if n == WINDOWS[0] else "the budget"
+        why = f"at most {MOST:,}: SARSA's cost grows faster than the jobs" if n == MOST else "the budget"
         section.skipped_parts.append(f"the elastic pool ran the first {n:,} of {len(every):,} core-jobs ({why})")
     section.figures.append(_figure(table))
     section.summary, section.recommendation = _texts(table)

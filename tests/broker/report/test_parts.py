@@ -28,7 +28,7 @@ def test_a_part_that_fits_exactly_runs_and_the_next_second_does_not() -> None:
     assert budget.allow("a", 45.0) and budget.left == 15.0
     assert budget.allow("b", 15.0) and budget.left == 0.0  # exactly what is left
     assert not budget.allow("c", 1e-9)
-    assert budget.skipped == ["c: needs about 0 s, 0 s of the budget left"]
+    assert budget.skipped == ["c: needs about 0.0 s, 0.0 s of the budget left"]
     assert budget.planned == 60.0
 
 
@@ -44,7 +44,9 @@ def test_the_clock_guard_skips_everything_once_the_budget_is_spent() -> None:
 
 def test_an_estimate_is_the_fixed_cost_plus_the_cost_per_job_per_run() -> None:
     assert estimate("coh_trio", 10_000) == pytest.approx(FIXED_SECONDS + 10_000 * SECONDS_PER_JOB["coh_trio"])
-    assert estimate("leasing_constant", 1000, runs=3) == pytest.approx(3 * (FIXED_SECONDS + 1000 * 4e-5))
+    assert estimate("leasing_constant", 1000, runs=3) == pytest.approx(3 * (FIXED_SECONDS + 1000 * 1.5e-5))
+    # SARSA's queue grows with the jobs: a term in the square of the jobs
+    assert estimate("elastic_sarsa", 20_000) == pytest.approx(FIXED_SECONDS + 20_000 * 2.5e-4 + 20_000 ** 2 * 1.4e-8)
     with pytest.raises(ValueError, match="> 0"):
         Budget(0.0)
 
@@ -59,6 +61,31 @@ def test_the_hourly_load_and_queue_count_each_job_on_its_half_open_intervals() -
     assert table["hour"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert table["busy_procs"].tolist() == [4.0, 6.0, 0.0, 1.0, 0.0]  # at 7200 job 0 has ended; at 14400 job 2
     assert table["queued_jobs"].tolist() == [0, 1, 1, 0, 0]  # at 3600 job 1 starts, job 2 arrives and waits
+
+
+def test_a_section_shares_what_is_left_by_weight_and_slices_to_fit_it() -> None:
+    budget = Budget(100.0, clock=Clock())
+    assert budget.share(2.0, 5.0) == 40.0
+    n = budget.slice("part", lambda m: 0.1 + 0.01 * m, 10_000, least=1000)
+    assert n == 3900  # the most that fits, 3,990, rounded down to two significant digits
+    assert budget.planned == pytest.approx(39.1) and budget.share_left == pytest.approx(0.9)
+    assert budget.share(1.0, 3.0) == pytest.approx(60.9 / 3)  # what the first share left is shared again
+    assert budget.slice("whole", lambda m: 0.01 * m, 500, least=1000) == 500  # the whole trace fits
+    assert budget.slice("big", lambda m: 0.1 * m, 10_000, least=1000) is None  # not even 1,000 jobs
+    assert budget.skipped == ["big: needs about 100 s, 15 s of the budget left"]
+
+
+def test_the_parts_are_timed_from_one_start_to_the_next() -> None:
+    clock = Clock()
+    budget = Budget(100.0, clock=clock)
+    budget.start("a", 1.0)
+    clock.t += 2.5
+    budget.start("b", 2.0)
+    clock.t += 1.0
+    budget.close()
+    budget.close()  # nothing open: nothing changes
+    assert budget.parts == [{"part": "a", "estimated_s": 1.0, "wall_s": 2.5},
+                            {"part": "b", "estimated_s": 2.0, "wall_s": 1.0}]
 
 
 def test_the_caps_are_fractions_of_the_site_with_0_and_m_always_in() -> None:

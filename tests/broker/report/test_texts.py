@@ -16,7 +16,8 @@ def test_coh_recommends_the_cheapest_and_its_saving_over_the_best_single_heurist
         {"policy": "FCFS-LD", "cost": 120.0, "lower_bound": 60.0, "cost_over_lb": 2.0, "wait_mean_s": 0.0,
          "wait_p95_s": 0.0}])
     summary, advice = coh._texts(table)
-    assert summary.startswith("CoH (trio) costs $90.00, 1.500 times the lower bound $60.00; jobs wait 2 s")
+    assert summary == ("CoH (trio) costs $90.00, 1.500 times the lower bound $60.00; jobs wait 0.000556 h on average "
+                       "(0.0025 h at the 95th percentile) for a VM to boot.")  # one unit for waits: hours
     assert advice == "Run CoH (trio): 10.0% below the best single heuristic, FCFS-SM ($100.00)."
     table.loc[0, "cost"] = 100.0  # a tie with FCFS-SM: the first row (CoH) is the cheapest, saving 0
     assert coh._texts(table)[1] == "Run CoH (trio): 0.0% below the best single heuristic, FCFS-SM ($100.00)."
