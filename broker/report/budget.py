@@ -26,17 +26,17 @@ SECONDS_PER_JOB: dict[str, float] = {
     "trace": 2e-6,
     "coh_heuristic": 4.5e-5,
     "coh_trio": 8e-5,
-    "coh_ipp": 2.2e-4,
+    "coh_ipp": 2.8e-4,
     "coh_r": 2.5e-4,
     "leasing_constant": 1.5e-5,
     "leasing_qlearning": 9e-4,
-    "cluster_cell": 1.8e-5,
+    "cluster_cell": 2.4e-5,
     "advisor": 9e-4,
     "elastic_rule": 6e-5,
-    "elastic_sarsa": 2.5e-4,
+    "elastic_sarsa": 4e-4,
 }
 #: Estimated seconds per job squared: SARSA's queue grows with the jobs on a busy site (KTH-SP2's first
-#: 10,000 core-jobs 6 s, 18,000 9 s, 45,000 41 s).
+#: 10,000 core-jobs 6 s, 16,000 12-15 s in a report, 18,000 9 s alone, 45,000 41 s).
 SECONDS_PER_JOB_SQUARED: dict[str, float] = {"elastic_sarsa": 1.4e-8}
 #: A fixed cost per run (a world built, a learner set up), seconds.
 FIXED_SECONDS = 0.05

@@ -25,6 +25,7 @@ h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
 .status { font-size: 0.75em; padding: 0.1em 0.5em; border-radius: 0.6em; margin-left: 0.5em; vertical-align: middle; }
 .done { background: #e3f4e1; } .skipped, .not-applicable { background: #fbe9d6; }
 .advice { border-left: 4px solid #2a7ae2; background: #eef4fc; padding: 0.5em 0.9em; }
+#summary h2 { margin-top: 0.3em; }
 figure { margin: 1em 0; } figure img { width: 100%; height: auto; }
 figcaption { font-size: 0.85em; color: #555; }
 table.data { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0; display: block; overflow-x: auto; }
