@@ -40,6 +40,7 @@ def report_cmd(
     swf = inputs.trace(trace, lenient, strict) if trace is not None else None  # refused before work
     config = ReportConfig(trace=trace, nodes=nodes, budget_min=budget_min, seed=seed, limit_jobs=limit_jobs,
                           lenient=lenient, strict=strict)
+    counts: dict[str, object] = {}
     if swf is not None and trace is not None:
         counts = inputs.kept(usable_jobs(swf, config), trace, swf)
         if not counts["jobs_kept"]:  # before the site's size is asked for: there is nothing to size it for
@@ -52,7 +53,7 @@ def report_cmd(
         report = build_report(config, out_dir, swf=swf, progress=None if update is None else
                               lambda done, total, _title: update(done, total))
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), sort_keys=True, default=str))
+        typer.echo(json.dumps({**report.to_dict(), **counts}, sort_keys=True, default=str))
         return
     table = Table(title=f"report on {report.label} -> {out_dir / 'index.html'}")
     for col in ("section", "status", "s", "recommendation or reason"):

@@ -24,15 +24,27 @@ PRICES = ("Prices: CoH, its heuristics and the reservations are priced with the 
 
 
 def lead(sections: Sequence[Section]) -> list[tuple[str, str]]:
-    """``(what, answer)`` lines, in the page's order, for the sections that ran."""
+    """``(what, answer)`` lines, in the page's order, for the sections that ran (and on which jobs, if a slice)."""
     by_key = {s.key: s for s in sections if s.status == "done"}
     lines: list[tuple[str, str]] = []
     for key, what, line in _LINES:
         if key in by_key:
             text = line(by_key[key].numbers)
             if text:
-                lines.append((what, text))
+                lines.append((what, text[:-1] + _slice(key, by_key[key].numbers) + text[-1]))
     return lines
+
+
+def _slice(key: str, n: dict[str, Any]) -> str:
+    """`` (on the first N of M jobs)`` when a section ran on a slice of the trace (CoH's line says so itself)."""
+    if key == "coh":
+        return ""
+    for ran, every, what in (("jobs", "jobs_in_trace", "jobs"), ("core_jobs", "core_jobs_in_trace", "core-jobs")):
+        if ran in n and every in n and n[ran] < n[every]:
+            return f" (on the first {n[ran]:,} of {n[every]:,} {what})"
+    if "evaluate" in n:
+        return f" (evaluated on {n['evaluate']:,} jobs after the first {n['skip']:,} of {n['replayable_jobs']:,})"
+    return ""
 
 
 def _coh(n: dict[str, Any]) -> str:

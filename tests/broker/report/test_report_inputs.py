@@ -74,7 +74,9 @@ def test_limit_jobs_makes_the_report_on_the_traces_first_jobs_written_beside_it(
     assert run.code == 0, run.err
     by_key = sections(out)
     assert by_key["trace"]["numbers"]["jobs_in_trace"] == 150
-    assert json.loads(run.out)["trace"] == f"the first 150 jobs of {trace}"
+    payload = json.loads(run.out)
+    assert payload["trace"] == f"the first 150 jobs of {trace}"
+    assert (payload["jobs_in"], payload["jobs_kept"]) == (150, 150)  # the reading counts, as every command gives
     info = cloudbroker("trace", "info", str(out / "trace.swf"), "--json")
     assert json.loads(info.out)["header"]["MaxProcs"] == "256"
     for s in by_key.values():

@@ -64,6 +64,18 @@ def test_the_lead_answers_each_question_from_the_sections_that_ran() -> None:
                                  "oracle 3 h.")]
 
 
+def test_the_lead_says_on_which_jobs_a_sliced_section_ran() -> None:
+    cluster = {"jobs": 500, "jobs_in_trace": 2000, "recommended": {"family": "P1 cap", "settings": "cap = 4",
+                                                                    "cost": 1.0, "overhead_mean_s": 3600.0}}
+    assert lead([done("cluster", cluster)]) == [
+        ("A cluster on the cloud", "P1 cap (cap = 4): $1.00 with 1 h of mean overhead per job (on the first 500 of "
+                                   "2,000 jobs).")]
+    advisor = {"replayable_jobs": 30_000, "skip": 10_000, "evaluate": 10_000,
+               "speeds": [{"overhead": 0.1, "saved_time_s": 3600.0, "oracle_saved_time_s": 7200.0}]}
+    assert lead([done("advisor", advisor)])[0][1].endswith(
+        "the oracle 2 h (evaluated on 10,000 jobs after the first 10,000 of 30,000).")
+
+
 def test_the_lead_says_when_nothing_pays() -> None:
     assert lead([done("reservations", {"plan": {"reservations": []}})]) == [
         ("Reserve", "none: no reservation breaks even on this demand.")]
