@@ -178,6 +178,9 @@ class CpSatSolver:
             setattr(params, key, value)
         params.random_seed = self.seed
         params.cp_model_presolve = self.presolve
+        # CP-SAT's own SIGINT handler stops the search quietly (Ctrl-C swallowed) and then resets SIGINT to
+        # the default action (the next Ctrl-C kills the process): leave SIGINT to Python (KeyboardInterrupt).
+        params.catch_sigint_signal = False
         if limit.work is not None:
             params.max_deterministic_time = limit.work
             params.num_workers = 1

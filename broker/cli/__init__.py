@@ -1,8 +1,10 @@
 """The ``cloudbroker`` command line, one module per command (with the sweep store, what in ``broker`` writes files).
 
 :func:`main` is the entry point: a refusal (a bad option, a bad input file, something unreachable)
-is one line on stderr, ``error: ...``, and exit status 2; anything else that escapes is a bug, shown
-with its traceback and a request to report it (exit status 1).
+is one line on stderr, ``error: ...``, and exit status 2; an interruption (Ctrl-C, in any command,
+also when a library wraps it in an error of its own) is one line, ``interrupted``, and exit status
+130; anything else that escapes is a bug, shown with its traceback and a request to report it (exit
+status 1).
 """
 
 from __future__ import annotations
@@ -30,8 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Exit as exc:
         return int(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        print("interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except ClickException as exc:  # a bad option or argument
         ctx = getattr(exc, "ctx", None)
         where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
@@ -39,13 +40,32 @@ def main(argv: list[str] | None = None) -> int:
         return _refuse(message, int(getattr(exc, "exit_code", 2)))
     except CloudbrokerError as exc:
         return _refuse(str(exc))
-    except Exception:
+    except Exception as exc:
+        if _caused_by_interrupt(exc):  # e.g. a worker pool that reports the Ctrl-C as its own failure
+            return _interrupted()
         traceback.print_exc()
         print(BUG, file=sys.stderr)
         return 1
     if status == 130:  # typer returns Ctrl-C as status 130 (no command of ours exits with it)
-        print("interrupted", file=sys.stderr)
+        return _interrupted()
     return status if isinstance(status, int) else 0
+
+
+def _interrupted() -> int:
+    print("interrupted", file=sys.stderr)
+    return 130
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a ``KeyboardInterrupt`` is in ``exc``'s chain of causes and contexts."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def _given(exc: BaseException) -> str:

@@ -24,22 +24,36 @@ def report_cmd(
     budget_min: Annotated[float, typer.Option(callback=inputs.positive, help="Minutes the analyses may take "
                                                                              "(planned from estimates).")] = 10.0,
     seed: Annotated[int, typer.Option(min=0, help="Seed of every random choice (as the other commands').")] = 0,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Use only the first N jobs (by arrival), written "
+                                                               "beside the report as trace.swf.")] = None,
+    lenient: inputs.Lenient = False,
+    strict: inputs.Strict = False,
     force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier report in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json.")] = False,
 ) -> None:
     """A site report for a trace: what to reserve, which policy to run, what it costs, in one page."""
     from broker.report import ReportConfig, build_report  # the worlds and matplotlib, imported when run
+    from broker.report.build import usable_jobs
+    from broker.report.page import nothing_page
 
     inputs.output_dir(out_dir, "--out", force=force)
-    swf = inputs.trace(trace) if trace is not None else None  # a missing or malformed trace: refused before work
-    config = ReportConfig(trace=trace, nodes=nodes, budget_min=budget_min, seed=seed)
+    swf = inputs.trace(trace, lenient, strict) if trace is not None else None  # refused before work
+    config = ReportConfig(trace=trace, nodes=nodes, budget_min=budget_min, seed=seed, limit_jobs=limit_jobs,
+                          lenient=lenient, strict=strict)
+    counts: dict[str, object] = {}
+    if swf is not None and trace is not None:
+        counts = inputs.kept(usable_jobs(swf, config), trace, swf)
+        if not counts["jobs_kept"]:  # before the site's size is asked for: there is nothing to size it for
+            inputs.nothing_to_run(counts, trace, as_json=as_json, out_dir=out_dir)
+            (out_dir / "index.html").write_text(nothing_page(trace, counts), encoding="utf-8")
+            return
     from broker.report.sections import SECTIONS
 
     with bar("report", len(SECTIONS), quiet=not err.is_terminal) as update:
         report = build_report(config, out_dir, swf=swf, progress=None if update is None else
                               lambda done, total, _title: update(done, total))
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), sort_keys=True, default=str))
+        typer.echo(json.dumps({**report.to_dict(), **counts}, sort_keys=True, default=str))
         return
     table = Table(title=f"report on {report.label} -> {out_dir / 'index.html'}")
     for col in ("section", "status", "s", "recommendation or reason"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,13 +22,18 @@ class ReportConfig:
     """A report's settings: the trace (``None``: the generated workload), the site's nodes, the budget, the seed.
 
     ``nodes`` is the site's own cluster M (default: the trace header's ``MaxProcs``); ``budget_min``
-    the minutes the analyses may take, planned from each part's estimated cost (:mod:`broker.report.budget`).
+    the minutes the analyses may take, planned from each part's estimated cost (:mod:`broker.report.budget`);
+    ``limit_jobs`` the first N jobs of the trace (by arrival) the report is made on; ``lenient`` and
+    ``strict`` how the trace is read (:func:`workloads.swf.read_swf`), the same in every section.
     """
 
     trace: str | None = None
     nodes: int | None = None
     budget_min: float = 10.0
     seed: int = 0
+    limit_jobs: int | None = None
+    lenient: bool = False
+    strict: bool = False
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.budget_min) and self.budget_min > 0):
@@ -36,14 +42,18 @@ class ReportConfig:
             raise ValueError(f"the site's nodes must be in [1, {MAX_NODES:,}], got {self.nodes}")
         if self.seed < 0:
             raise ValueError(f"the seed must be >= 0, got {self.seed}")
+        if self.limit_jobs is not None and self.limit_jobs < 1:
+            raise ValueError(f"the jobs limit must be >= 1, got {self.limit_jobs}")
 
 
 @dataclass(slots=True)
 class ReportInput:
     """The trace every section reads, and how a command names it.
 
-    ``path`` is the SWF file (the trace itself, or the generated workload written beside the report);
-    ``trace_arg`` the ``--trace`` value of the reproducing commands; ``nodes`` the site's M.
+    ``path`` is the SWF file (the trace itself, or the generated workload or the trace's first jobs
+    written beside the report); ``trace_arg`` the ``--trace`` value of the reproducing commands, relative
+    to the report's folder (where they are run) when a file; ``nodes`` the site's M;
+    ``reading`` the options every reproducing command reads the trace with (`` --lenient``, `` --strict``).
     """
 
     path: Path
@@ -54,6 +64,17 @@ class ReportInput:
     nodes: int
     seed: int
     shared: dict[str, Any] = field(default_factory=dict)
+    reading: str = ""
+
+    @property
+    def trace_cli(self) -> str:
+        """The trace as a command line gives it: ``trace_arg`` quoted for a POSIX shell, and the reading options."""
+        return shlex.quote(self.trace_arg) + self.reading
+
+    @property
+    def lenient(self) -> bool:
+        """Whether the trace's unparsable lines are skipped (``--lenient``)."""
+        return "--lenient" in self.reading.split()
 
     @property
     def origin(self) -> int:

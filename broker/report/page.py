@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from broker.report import units
 from broker.report.model import Section
 
 #: Rows of a table shown on the page (every row is in its Parquet file).
@@ -24,6 +25,7 @@ h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
 .status { font-size: 0.75em; padding: 0.1em 0.5em; border-radius: 0.6em; margin-left: 0.5em; vertical-align: middle; }
 .done { background: #e3f4e1; } .skipped, .not-applicable { background: #fbe9d6; }
 .advice { border-left: 4px solid #2a7ae2; background: #eef4fc; padding: 0.5em 0.9em; }
+#summary h2 { margin-top: 0.3em; }
 figure { margin: 1em 0; } figure img { width: 100%; height: auto; }
 figcaption { font-size: 0.85em; color: #555; }
 table.data { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0; display: block; overflow-x: auto; }
@@ -33,8 +35,9 @@ pre { background: #f3f3f3; padding: 0.5em; font-size: 0.8em; white-space: pre-wr
 """
 
 
-def render(title: str, subtitle: str, sections: Sequence[Section], footer: dict[str, Any]) -> str:
-    """The page's HTML."""
+def render(title: str, subtitle: str, sections: Sequence[Section], footer: dict[str, Any],
+           lead: Sequence[tuple[str, str]] = (), prices: str = "") -> str:
+    """The page's HTML; ``lead``: the summary's ``(what, answer)`` lines, ``prices``: the price books in a sentence."""
     nav = " ".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>' for s in sections)
     body = "\n".join(_section(s) for s in sections)
     skipped = "".join(f"<li>{html.escape(s)}</li>" for s in footer.get("skipped", []))
@@ -46,9 +49,18 @@ def render(title: str, subtitle: str, sections: Sequence[Section], footer: dict[
     return (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             f"<meta name=viewport content='width=device-width, initial-scale=1'><link rel=icon href='data:,'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n"
-            f"<body><main><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p><nav>{nav}</nav>\n"
-            f"{body}\n{left}\n{notes}\n<p class=note>Every figure is in <code>report.json</code>, every table in "
-            f"<code>tables/</code> (Parquet).</p></main></body></html>\n")
+            f"<body><main><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p>{_lead(lead, prices)}"
+            f"<nav>{nav}</nav>\n{body}\n{left}\n{notes}\n<p class=note>Every figure is in <code>report.json</code>, "
+            f"every table in <code>tables/</code> (Parquet).</p></main></body></html>\n")
+
+
+def _lead(lines: Sequence[tuple[str, str]], prices: str) -> str:
+    """The summary at the top: one line per answer, then the price books."""
+    if not lines and not prices:
+        return ""
+    items = "".join(f"<li><b>{html.escape(what)}:</b> {html.escape(answer)}</li>" for what, answer in lines)
+    return (f"<div class=advice id=summary><h2>Summary</h2><ul>{items}</ul>"
+            + (f"<p class=note>{html.escape(prices)}</p>" if prices else "") + "</div>")
 
 
 def _section(s: Section) -> str:
@@ -78,7 +90,14 @@ def _section(s: Section) -> str:
 
 
 def _table(name: str, table: pd.DataFrame) -> str:
-    shown = table.head(MAX_ROWS)
+    shown = table.head(MAX_ROWS).copy()
+    headings = {}
+    for col in shown.columns:
+        heading, factor = units.column(str(col))
+        if factor != 1.0:
+            shown[col] = shown[col].astype(float) * factor
+        headings[col] = heading
+    shown = shown.rename(columns=headings)
     more = (f"<p class=note>{len(table) - MAX_ROWS:,} more rows in <code>tables/{name}.parquet</code>.</p>"
             if len(table) > MAX_ROWS else "")
     text = shown.to_html(index=False, border=0, classes="data", na_rep="-", float_format=_number)
@@ -87,3 +106,22 @@ def _table(name: str, table: pd.DataFrame) -> str:
 
 def _number(x: float) -> str:
     return f"{x:,.3f}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
+def nothing_page(label: str, counts: dict[str, Any]) -> str:
+    """The page of a trace with no job left to run: the jobs read, removed by reason, kept (none)."""
+    removed = "".join(f"<tr><td>{html.escape(why)}</td><td>{c:,}</td></tr>" for why, c in
+                      counts.get("jobs_removed", {}).items())
+    flagged = "".join(f"<tr><td>{html.escape(why)}</td><td>{c:,}</td></tr>" for why, c in
+                      counts.get("jobs_flagged", {}).items())
+    skipped = sum(counts.get("lines_skipped", {}).values())
+    title = f"Site report: {label}"
+    return (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><link rel=icon href='data:,'>"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body><main>"
+            f"<h1>{html.escape(title)}</h1><p class=advice><b>Nothing to run.</b> Of the {counts['jobs_in']:,} "
+            f"job(s) read, none is left to replay: there is nothing to cost, reserve, lease or schedule.</p>"
+            f"<table class=data><tr><th>removed, by reason</th><th>jobs</th></tr>{removed}</table>"
+            + (f"<table class=data><tr><th>flagged, by reason</th><th>jobs</th></tr>{flagged}</table>" if flagged
+               else "")
+            + (f"<p class=note>{skipped:,} malformed line(s) skipped (--lenient).</p>" if skipped else "")
+            + "<p class=note>The counts are in <code>summary.json</code>.</p></main></body></html>\n")

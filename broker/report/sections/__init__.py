@@ -2,7 +2,9 @@
 
 The order is the order of value to a site: the trace, what CoH costs, what to reserve, how to run a
 cluster wholly on the cloud, whether to lease beside an own cluster, the advisor and the elastic pool.
-A section that the budget cannot hold is skipped with the reason; later, cheaper ones may still run.
+Each section's share of the budget is its weight (:data:`WEIGHTS`) over the weights of the sections
+still to run; a section that cannot hold the whole trace in its share runs on its first jobs, and
+one that cannot hold even its smallest slice is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -25,3 +27,8 @@ SECTIONS: tuple[tuple[str, str, SectionRunner], ...] = (
     ("advisor", "Run here or in the cloud: the placement advisor", advisor.run),
     ("elastic", "An elastic pool of cores", elastic.run),
 )
+
+#: Each section's weight in the budget's shares. The trace's summary costs microseconds per job; the CoH
+#: section's share also holds CoH-R's replay in the reservation section (which plans nothing of its own).
+WEIGHTS: dict[str, float] = {"trace": 0.0, "coh": 2.0, "reservations": 0.0, "cluster": 1.0, "leasing": 1.0,
+                             "advisor": 1.0, "elastic": 1.0}

@@ -15,19 +15,14 @@ from broker.advisor.decide import PAPER_OVERHEADS, LinearSpeed
 from broker.advisor.evaluate import Protocol, evaluate
 from broker.advisor.features import submission_features
 from broker.report import figures
-from broker.report.budget import Budget, estimate
+from broker.report.budget import Budget, estimate, sliced
 from broker.report.model import Figure, ReportInput, Section
+from broker.report.units import hours
 
 #: Fewest replayable jobs the advisor is run on (half learn, half are evaluated).
 MIN_JOBS = 2000
-
-
-def protocol_for(n: int) -> Protocol:
-    """The paper's protocol (tune 500, skip 10,000, evaluate 10,000), or half and half on a shorter trace."""
-    if n >= 20_000:
-        return Protocol()
-    skip = n // 2
-    return Protocol(tune=min(500, skip), skip=skip, evaluate=n - skip)
+#: The jobs the paper's protocol reads (skip 10,000, evaluate 10,000): a longer trace costs no more.
+PAPER_JOBS = 20_000
 
 
 def run(inp: ReportInput, budget: Budget) -> Section:
@@ -43,10 +38,13 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     if len(frame) < MIN_JOBS:
         section.status, section.why = "not applicable", f"{len(frame):,} replayable jobs, fewer than {MIN_JOBS:,}"
         return section
-    protocol = protocol_for(len(frame))
-    if not budget.allow("the advisor", estimate("advisor", protocol.skip + protocol.evaluate)):
+    n = budget.slice("the advisor", lambda m: estimate("advisor", min(m, PAPER_JOBS)), len(frame), least=MIN_JOBS)
+    if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
+    protocol = Protocol.fitting(n)  # the paper's, or half and half on a short trace (or slice)
+    if n < min(len(frame), PAPER_JOBS):
+        section.skipped_parts.append(sliced(n, len(frame), "replayable jobs"))
     result = evaluate(frame, [LinearSpeed(o) for o in PAPER_OVERHEADS], protocol=protocol)
     table = pd.DataFrame([{"overhead": o, **{k: getattr(s, k) for k in (
         "jobs_to_cloud", "saved_time_s", "no_cutoff_jobs_to_cloud", "no_cutoff_saved_time_s",
@@ -57,7 +55,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
                        "evaluate": protocol.evaluate, "rmse_wait_s": result.rmse_wait_s,
                        "rmse_run_s": result.rmse_run_s, "speeds": table.to_dict(orient="records")}
     section.commands.append(("every figure of the section",
-                             f"cloudbroker advise --trace {inp.trace_arg} --tune {protocol.tune} "
+                             f"cloudbroker advise --trace {inp.trace_cli} --tune {protocol.tune} "
                              f"--skip {protocol.skip} --evaluate {protocol.evaluate} --json"))
     section.figures.append(_figure(table))
     section.summary, section.recommendation = _texts(table, result.rmse_wait_s, result.rmse_run_s)
@@ -90,7 +88,7 @@ def _figure(table: pd.DataFrame) -> Figure:
 
 
 def _texts(table: pd.DataFrame, rmse_wait: float, rmse_run: float) -> tuple[str, str]:
-    summary = f"Predictions miss waits by {rmse_wait:,.0f} s and run times by {rmse_run:,.0f} s (RMSE)."
+    summary = f"Predictions miss waits by {hours(rmse_wait)} and run times by {hours(rmse_run)} (RMSE)."
     pays = table[table["saved_time_s"] > 0]
     if pays.empty:
         return summary, "Keep jobs here: at no cloud speed tried does the advisor save time."

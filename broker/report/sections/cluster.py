@@ -11,6 +11,7 @@ queue for days drags it to overheads of hours, on KTH-SP2 to a cap with 8.8 hour
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,9 @@ import pandas as pd
 
 from broker.cloudcluster.sweep import CELL_NAME, SETTINGS, cluster_cell, grid, sweep_table, workload_of
 from broker.report import figures
-from broker.report.budget import Budget, estimate
+from broker.report.budget import LEAST_JOBS, Budget, estimate, limit_flag, sliced
 from broker.report.model import Figure, ReportInput, Section
+from broker.report.units import HOUR, dollars, hours
 from broker.sweep import cells, run_sweep
 
 GRID_FILE = "cluster_grid.toml"
@@ -51,26 +53,39 @@ def recommend(cost: np.ndarray, overhead: np.ndarray, limit: float = MAX_OVERHEA
 def run(inp: ReportInput, budget: Budget) -> Section:
     """The cloud-cluster section."""
     section = Section("cluster", "A cluster run wholly on the cloud")
-    jobs, _ = workload_of(str(inp.path), None, None, inp.seed)
-    n = len(jobs)
-    spec = {"name": "report", "workload": {"trace": str(inp.path.resolve()), "seed": inp.seed},
-            "family": families(_peak(jobs.submit, jobs.runtime))}
-    configs = grid(spec)
-    if not budget.allow("the cloud-cluster grid", estimate("cluster_cell", n, runs=len(configs))):
+    every, view = workload_of(str(inp.path), None, None, inp.seed, lenient=inp.lenient)
+    if not len(every):
+        section.status = "not applicable"
+        section.why = f"no job of the trace is left to run on instances ({view.describe()})"
+        return section
+    runs = len(grid({"workload": {"synthetic": 1.0}, "family": families(_peak(every.submit, every.runtime))}))
+    n = budget.slice("the cloud-cluster grid", lambda m: estimate("cluster_cell", m, runs=runs), len(every),
+                     least=LEAST_JOBS)
+    if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
+    jobs = every.head(n)
+    if n < len(every):
+        section.skipped_parts.append(sliced(n, len(every)))
+    workload = {"trace": str(inp.path.resolve()), "seed": inp.seed, **({"lenient": True} if inp.lenient else {}),
+                **({"limit": n} if n < len(every) else {})}
+    spec: dict[str, Any] = {"name": "report", "workload": workload, "family": families(_peak(jobs.submit,
+                                                                                             jobs.runtime))}
+    configs = grid(spec)
     todo = cells(configs, name=f"{CELL_NAME}-report", root_seed=inp.seed, paired=True)
     table = sweep_table(configs, run_sweep(cluster_cell, todo, n_jobs=-1))
-    section.files[GRID_FILE] = toml(spec)
+    section.files[GRID_FILE] = toml({**spec, "workload": {**spec["workload"], "trace": inp.trace_arg}})
+    strict = " --strict" if "--strict" in inp.reading.split() else ""
     section.commands.append(("every cell of the grid", f"cloudbroker cluster sweep {GRID_FILE} --out cluster-sweep "
-                                                       f"--seed {inp.seed} --json"))
+                                                       f"--seed {inp.seed}{strict} --json"))
     front = table[table["pareto"]].sort_values("cost")
     pick = front.iloc[recommend(front["cost"].to_numpy(float), front["overhead_mean_s"].to_numpy(float))]
     compact = table.assign(settings=[_settings(row) for _, row in table.iterrows()])
     columns = ["family", "settings", "cost", "instance_cost", "egress_cost", "overhead_mean_s", "overhead_p95_s",
                "instances", "pareto"]
     section.tables["cluster_grid"] = compact[[c for c in columns if c in compact]]
-    section.numbers = {"jobs": n, "cells": len(table), "on_front": int(table["pareto"].sum()),
+    section.numbers = {"jobs": n, "jobs_in_trace": len(every), "cells": len(table),
+                       "on_front": int(table["pareto"].sum()),
                        "recommended": {"family": pick["family"], "settings": _settings(pick),
                                        "cost": float(pick["cost"]), "overhead_mean_s": float(pick["overhead_mean_s"])},
                        "cheapest_cost": float(table["cost"].min()),
@@ -79,12 +94,13 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     section.summary = (f"{len(table)} policies on {n:,} jobs; {int(table['pareto'].sum())} are on the front of cost "
                        f"against the mean overhead a job sees (its wait for an instance and the boot).")
     kept = float(pick["overhead_mean_s"]) <= MAX_OVERHEAD_S
-    section.recommendation = (f"Run {pick['family']} ({_settings(pick) or 'its defaults'}): ${pick['cost']:,.2f} with "
-                              f"{pick['overhead_mean_s']:,.0f} s of mean overhead, "
+    section.recommendation = (f"Run {pick['family']} ({_settings(pick) or 'its defaults'}): {dollars(pick['cost'])} "
+                              f"with {hours(pick['overhead_mean_s'])} of mean overhead, "
                               + ("the cheapest policy that keeps a job's mean overhead within ten minutes." if kept
                                  else "the lowest overhead of the grid: no policy keeps it within ten minutes."))
-    section.commands.append(("the recommended point",
-                             f"cloudbroker cluster --trace {inp.trace_arg} --seed {inp.seed} {_flags(pick)}--json"))
+    limit = limit_flag(n, len(every))
+    section.commands.append(("the recommended point", f"cloudbroker cluster --trace {inp.trace_cli} --seed {inp.seed}"
+                                                      f"{limit} {_flags(pick)}--json"))
     return section
 
 
@@ -117,7 +133,7 @@ def toml(spec: dict[str, Any]) -> str:
     def value(v: Any) -> str:
         if isinstance(v, list):
             return "[" + ", ".join(value(x) for x in v) + "]"
-        return f'"{v}"' if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+        return json.dumps(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
 
     lines = [f"name = {value(spec['name'])}", "[workload]"]
     lines += [f"{k} = {value(v)}" for k, v in spec["workload"].items()]
@@ -129,13 +145,13 @@ def toml(spec: dict[str, Any]) -> str:
 def _figure(table: pd.DataFrame, pick: pd.Series) -> Figure:
     fig, ax = figures.new()
     for family, rows in table.groupby("family", sort=False):
-        ax.scatter(rows["overhead_mean_s"], rows["cost"], s=18, label=str(family))
+        ax.scatter(rows["overhead_mean_s"] / HOUR, rows["cost"], s=18, label=str(family))
     front = table[table["pareto"]].sort_values("overhead_mean_s")
-    ax.plot(front["overhead_mean_s"], front["cost"], "k-", lw=0.8, label="Pareto front")
-    ax.scatter([pick["overhead_mean_s"]], [pick["cost"]], s=120, facecolors="none", edgecolors="tab:red", lw=1.5,
+    ax.plot(front["overhead_mean_s"] / HOUR, front["cost"], "k-", lw=0.8, label="Pareto front")
+    ax.scatter([pick["overhead_mean_s"] / HOUR], [pick["cost"]], s=120, facecolors="none", edgecolors="tab:red", lw=1.5,
                label="recommended")
-    ax.set_xscale("symlog", linthresh=10.0)
-    ax.set(xlabel="mean overhead per job (s, logarithmic above 10 s)", ylabel="cost ($)",
+    ax.set_xscale("symlog", linthresh=0.01)
+    ax.set(xlabel="mean overhead per job (h, logarithmic above 0.01 h)", ylabel="cost ($)",
            title="cloud cluster: cost against overhead")
     ax.legend(fontsize=6, ncol=2)
     return Figure("cluster_front.svg", "Every policy of the grid: its cost and the mean overhead a job sees; the "

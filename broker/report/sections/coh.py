@@ -18,8 +18,9 @@ from broker.coh.simulate import simulate
 from broker.planning.demand import replay_demand
 from broker.pricing.book import load_price_book
 from broker.report import figures
-from broker.report.budget import Budget, estimate
+from broker.report.budget import LEAST_JOBS, Budget, estimate, in_seconds, limit_flag, sliced
 from broker.report.model import Figure, ReportInput, Section
+from broker.report.units import dollars, hours
 from heuristics.registry import PAPER_TRIO
 from workloads.jobs import JobTable, job_view
 
@@ -47,40 +48,61 @@ def broker_jobs(inp: ReportInput) -> JobTable:
     return jobs
 
 
+def cost(m: int, *, ipp: bool = True) -> float:
+    """Estimated seconds of the section's parts on ``m`` jobs, CoH-R's replay of the reservation section included."""
+    return (estimate("coh_trio", m) + (estimate("coh_ipp", m) if ipp else 0.0)
+            + estimate("coh_heuristic", m, runs=len(PAPER_TRIO)) + estimate("coh_r", m))
+
+
 def run(inp: ReportInput, budget: Budget) -> Section:
-    """The CoH section: each heuristic of the trio alone, CoH over them, and CoH with its integer program."""
+    """The CoH section: each heuristic of the trio alone, CoH over them, and CoH with its integer program.
+
+    Its share of the budget also holds CoH-R's replay in the reservation section, on the same jobs.
+    """
     section = Section("coh", "CoH on on-demand instances")
-    jobs = broker_jobs(inp)
-    n = len(jobs)
-    if not budget.allow("CoH over the trio", estimate("coh_trio", n)):
+    every = broker_jobs(inp)
+    if not len(every):
+        section.status, section.why = "not applicable", "no job of the trace is left to run"
+        return section
+    least = min(LEAST_JOBS, len(every))
+    with_ipp, share = cost(least) <= budget.share_left, budget.share_left
+    n = budget.slice("CoH on on-demand instances", lambda m: cost(m, ipp=with_ipp), len(every), least=LEAST_JOBS)
+    if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
+    if not with_ipp:
+        section.skipped_parts.append(f"CoH's integer program: needs about {in_seconds(cost(least))} with the rest on "
+                                     f"{least:,} jobs, {in_seconds(share)} of the budget left")
+    jobs = every.head(n)
+    inp.shared["coh_jobs_run"] = n
+    if n < len(every):
+        section.skipped_parts.append(sliced(n, len(every)))
     _, policy_seed = cli_seeds(inp.seed)
     catalog = load_price_book().catalog()
     rows: list[dict[str, Any]] = []
-    simulate_cmd = f"cloudbroker simulate --trace {inp.trace_arg} --reqs {REQS} --seed {inp.seed} --json"
+    simulate_cmd = (f"cloudbroker simulate --trace {inp.trace_cli} --reqs {REQS} --seed {inp.seed}"
+                    f"{limit_flag(n, len(every))} --json")
+    budget.start("CoH over the trio", estimate("coh_trio", n))
     demand, result = replay_demand(jobs, catalog, config=SimulationConfig(CohConfig("coh")), seed=policy_seed,
                                    source=inp.label)
     rows.append(_row("CoH (trio)", result))
-    inp.shared["coh_demand"] = (demand, result.summary.cost, None)
+    inp.shared["coh_demand"] = inp.shared["coh_trio_demand"] = (demand, result.summary.cost, None)
     section.commands.append(("CoH (trio)", f"{simulate_cmd} --policy coh"))
-    if budget.allow("CoH with its integer program (CP-SAT)", estimate("coh_ipp", n)):
+    if with_ipp:
+        budget.start("CoH with its integer program (CP-SAT)", estimate("coh_ipp", n))
         demand, result = replay_demand(jobs, catalog, config=SimulationConfig(CohConfig("coh"), ipp=IPP),
                                        seed=policy_seed, source=inp.label)
         rows.append(_row("CoH + IPP", result))
         inp.shared["coh_demand"] = (demand, result.summary.cost, IPP)
         section.commands.append(("CoH + IPP", f"{simulate_cmd} --policy coh {IPP_FLAGS}"))
-    else:
-        section.skipped_parts.append(budget.skipped[-1])
     for name in PAPER_TRIO:
-        if not budget.allow(f"{name} alone", estimate("coh_heuristic", n)):
-            section.skipped_parts.append(budget.skipped[-1])
-            continue
+        budget.start(f"{name} alone", estimate("coh_heuristic", n))
         rows.append(_row(name, simulate(jobs, catalog, config=SimulationConfig(CohConfig(name)), seed=policy_seed)))
         section.commands.append((name, f"{simulate_cmd} --policy {name}"))
     table = pd.DataFrame(rows)
     section.tables["coh_policies"] = table
-    section.numbers = {"jobs": n, "requirements": REQS, "policies": {r["policy"]: _numbers(r) for r in rows}}
+    section.numbers = {"jobs": n, "jobs_in_trace": len(every), "requirements": REQS,
+                       "policies": {r["policy"]: _numbers(r) for r in rows}}
     section.figures.append(_figure(table))
     section.summary, section.recommendation = _texts(table)
     return section
@@ -115,9 +137,9 @@ def _figure(table: pd.DataFrame) -> Figure:
 def _texts(table: pd.DataFrame) -> tuple[str, str]:
     best = table.iloc[int(np.argmin(table["cost"].to_numpy(float)))]
     heuristics = table[~table["policy"].str.startswith("CoH")]
-    summary = (f"{best['policy']} costs ${best['cost']:,.2f}, {best['cost_over_lb']:.3f} times the lower bound "
-               f"${best['lower_bound']:,.2f}; jobs wait {best['wait_mean_s']:.0f} s on average "
-               f"({best['wait_p95_s']:.0f} s at the 95th percentile) for a VM to boot.")
+    summary = (f"{best['policy']} costs {dollars(best['cost'])}, {best['cost_over_lb']:.3f} times the lower bound "
+               f"{dollars(best['lower_bound'])}; jobs wait {hours(best['wait_mean_s'])} on average "
+               f"({hours(best['wait_p95_s'])} at the 95th percentile) for a VM to boot.")
     if heuristics.empty:
         return summary, f"Run {best['policy']} (the heuristics alone were left out to stay in the budget)."
     single = heuristics.iloc[int(np.argmin(heuristics["cost"].to_numpy(float)))]

@@ -3,8 +3,9 @@
 ``cloudbroker elastic``'s runs on the trace's jobs, each processor a one-core job (``--parallel
 expand``): a rigid pool of the site's M cores run first come first served, an elastic pool sized
 by the threshold autoscaler, and one sized by SARSA with an echo state network. The figures are
-the responsiveness of interactive jobs (run time under 15 minutes): their mean ``w``
-(wait / (wait + run)) and the share that wait over two minutes, beside the cores paid for.
+the responsiveness of interactive jobs (run time under 15 minutes): their mean ``W`` =
+run / (run + wait) (1 for a job that starts at once; higher is better) and the share that wait over
+two minutes, beside the cores paid for. The recommendation is the run with the highest ``W``.
 A long trace is cut to its first jobs to stay in the budget (``--limit-jobs``).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from broker.elastic.simulate import run_elastic
@@ -21,9 +23,11 @@ from broker.report.budget import Budget, estimate
 from broker.report.model import Figure, ReportInput, Section
 from workloads.cores import cores_view
 
-#: The windows tried, longest first (core-jobs). SARSA's cost grows faster than the jobs (its queue grows on a
-#: busy site: 9 s for KTH-SP2's first 20,000 core-jobs, 31 s for 50,000), so no window is longer than 50,000.
-WINDOWS = (50_000, 20_000, 10_000, 5_000)
+#: The most core-jobs the pool is run on. SARSA's cost grows faster than the jobs (its queue grows on a busy site:
+#: 9 s for KTH-SP2's first 20,000 core-jobs, 31 s for 50,000), so no run is longer than 50,000.
+MOST = 50_000
+#: The fewest: the figures leave out 500 at each end.
+LEAST = 5_000
 RUNS = (("rigid", "fcfs"), ("elastic", "threshold"), ("elastic", "sarsa"))
 SHOWN = ("w_interactive_mean", "share_interactive_wait_over_120s", "wait_interactive_mean_s", "w_batch_mean",
          "utilization", "mean_cores", "core_hours")
@@ -37,24 +41,24 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     """The elastic section."""
     section = Section("elastic", "An elastic pool of cores")
     every, _ = cores_view(inp.frame, parallel="expand", origin=float(inp.origin))
-    if len(every) < WINDOWS[-1]:
-        section.status, section.why = "not applicable", f"{len(every):,} core-jobs, fewer than {WINDOWS[-1]:,}"
+    if len(every) < LEAST:
+        section.status, section.why = "not applicable", f"{len(every):,} core-jobs, fewer than {LEAST:,}"
         return section
-    windows = sorted({min(len(every), w) for w in WINDOWS}, reverse=True)
-    n = next((w for w in windows if _cost(w) <= budget.left), windows[-1])
-    if not budget.allow(f"the elastic pool ({n:,} core-jobs)", _cost(n)):
+    n = budget.slice("the elastic pool", _cost, min(len(every), MOST), least=LEAST)
+    if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
     jobs = every.head(n)
     m = inp.nodes
-    trim = 500  # jobs left out of the figures at each end; every window holds at least 5,000
+    trim = 500  # jobs left out of the figures at each end; every run holds at least 5,000
     floor = max(1, min(30, m // 4))
     rows: list[dict[str, Any]] = []
     for mode, policy in RUNS:
+        budget.start(f"{policy} ({mode})", estimate("elastic_sarsa" if policy == "sarsa" else "elastic_rule", n))
         pool = PoolConfig(m, elastic=mode == "elastic", min_cores=floor)
         s = run_elastic(jobs, pool, policy, seed=inp.seed, trim=trim).summary.to_dict()
         rows.append({"run": f"{policy} ({mode})", **{k: s.get(k) for k in SHOWN}})
-        section.commands.append((f"{policy} ({mode})", f"cloudbroker elastic --trace {inp.trace_arg} --mode {mode} "
+        section.commands.append((f"{policy} ({mode})", f"cloudbroker elastic --trace {inp.trace_cli} --mode {mode} "
                                                        f"--policy {policy} --cores {m} --min-cores {floor} "
                                                        f"--limit-jobs {n} --trim {trim} --seed {inp.seed} --json"))
     table = pd.DataFrame(rows)
@@ -62,42 +66,55 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     section.numbers = {"core_jobs": n, "core_jobs_in_trace": len(every), "cores": m, "min_cores": floor,
                        "runs": {r["run"]: {k: v for k, v in r.items() if k != "run"} for r in rows}}
     if n < len(every):
-        why = "at most 50,000: SARSA's cost grows faster than the jobs" if n == WINDOWS[0] else "the budget"
+        why = f"at most {MOST:,}: SARSA's cost grows faster than the jobs" if n == MOST else "the budget"
         section.skipped_parts.append(f"the elastic pool ran the first {n:,} of {len(every):,} core-jobs ({why})")
     section.figures.append(_figure(table))
     section.summary, section.recommendation = _texts(table)
     return section
 
 
+#: How the page names each run.
+NAMES = {"fcfs (rigid)": "the site's fixed pool", "threshold (elastic)": "the threshold autoscaler",
+         "sarsa (elastic)": "SARSA"}
+
+
 def _figure(table: pd.DataFrame) -> Figure:
     fig, (resp, cost) = figures.new(2)
     resp.bar(table["run"], table["w_interactive_mean"].astype(float), color="tab:blue")
-    resp.set(ylabel="mean w of interactive jobs", title="responsiveness (lower is better)")
+    resp.set(ylabel="mean W of interactive jobs", title="responsiveness (higher is better)")
     cost.bar(table["run"], table["core_hours"].astype(float), color="tab:gray")
-    cost.set(ylabel="core-hours paid", title="cores paid for")
+    cost.set(ylabel="core-hours paid", title="cores paid for (lower is better)")
     for ax in (resp, cost):
         ax.tick_params(axis="x", labelsize=7, rotation=15)
-    return Figure("elastic_runs.svg", "Interactive jobs' mean w = wait / (wait + run) and the core-hours each pool "
-                                      "paid for.", figures.svg(fig))
+    return Figure("elastic_runs.svg", "Interactive jobs' mean responsiveness W = run / (run + wait) (1: no wait) and "
+                                      "the core-hours each pool paid for.", figures.svg(fig))
+
+
+def best_run(table: pd.DataFrame) -> str:
+    """The run with the highest mean ``W`` of interactive jobs; a tie goes to the fewer core-hours, then the first."""
+    w = table["w_interactive_mean"].to_numpy(float)
+    hours = table["core_hours"].to_numpy(float)
+    return str(table["run"].iloc[int(np.lexsort((hours, -w))[0])])
 
 
 def _texts(table: pd.DataFrame) -> tuple[str, str]:
     by = table.set_index("run")
-    summary = "; ".join(f"{run}: w {row['w_interactive_mean']:.3f}, {row['core_hours']:,.0f} core-hours"
-                        for run, row in by.iterrows() if not pd.isna(row["w_interactive_mean"]))
-    sarsa, rule, fixed = by.loc["sarsa (elastic)"], by.loc["threshold (elastic)"], by.loc["fcfs (rigid)"]
-    if pd.isna([sarsa["w_interactive_mean"], rule["w_interactive_mean"], fixed["w_interactive_mean"]]).any():
+    summary = "; ".join(f"{NAMES.get(str(run), run)}: W {row['w_interactive_mean']:.3f}, "
+                        f"{row['core_hours']:,.0f} core-hours" for run, row in by.iterrows()
+                        if not pd.isna(row["w_interactive_mean"]))
+    if pd.isna(by["w_interactive_mean"].to_numpy(dtype=float, na_value=np.nan)).any():
         return summary + ".", "No interactive job was counted: the responsiveness cannot be compared."
-    if fixed["w_interactive_mean"] < min(sarsa["w_interactive_mean"], rule["w_interactive_mean"]):
-        summary += (". The site's fixed pool is the most responsive of the three: an elastic pool saves core-hours "
-                    "here, not waits")
-    better = sarsa["w_interactive_mean"] < rule["w_interactive_mean"]
-    cheaper = sarsa["core_hours"] <= rule["core_hours"]
-    if better and cheaper:
-        advice = "Let SARSA size the pool: more responsive than the threshold autoscaler for no more core-hours."
-    elif better:
-        advice = (f"SARSA is more responsive but pays {sarsa['core_hours'] / rule['core_hours'] - 1:.0%} more "
-                  f"core-hours than the threshold autoscaler: choose by which matters more.")
-    else:
-        advice = "Keep the threshold autoscaler: SARSA is not more responsive here, so the learner loses to the rule."
+    best = best_run(table)
+    w, paid_h = by["w_interactive_mean"].astype(float), by["core_hours"].astype(float)
+    gain = w["sarsa (elastic)"] - w["threshold (elastic)"]
+    rule_h = paid_h["threshold (elastic)"]
+    hours = paid_h["sarsa (elastic)"] / rule_h - 1 if rule_h else 0.0
+    paid = f"{abs(hours):.0%} {'more' if hours > 0 else 'fewer'} core-hours" if hours else "the same core-hours"
+    learner = (f"SARSA {'gains' if gain > 0 else 'loses'} {abs(gain):.3f} in W against the threshold autoscaler for "
+               f"{paid}" if gain else f"SARSA is as responsive as the threshold autoscaler for {paid}")
+    row = by.loc[best]
+    advice = (f"Run {NAMES[best]}: the most responsive pool (W {row['w_interactive_mean']:.3f}, "
+              f"{row['core_hours']:,.0f} core-hours); {learner}.")
+    if best == "fcfs (rigid)":
+        advice += " An elastic pool saves core-hours here, not waits."
     return summary + ".", advice

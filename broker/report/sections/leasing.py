@@ -17,7 +17,7 @@ import pandas as pd
 from broker.hybrid.metrics import normalized
 from broker.hybrid.policies import LEASING_POLICIES, run_constant, run_leasing
 from broker.report import figures
-from broker.report.budget import Budget, estimate
+from broker.report.budget import LEAST_JOBS, Budget, estimate, in_seconds, limit_flag, sliced
 from broker.report.model import Figure, ReportInput, Section
 from workloads.rigid import rigid_view
 
@@ -31,36 +31,51 @@ def caps(m: int) -> list[int]:
     return sorted({round(f * m) for f in CAP_FRACTIONS})
 
 
+def cost(n: int, caps: int, *, learner: bool = True) -> float:
+    """Estimated seconds of the section on ``n`` jobs: ``caps`` constant caps, the two references, the learner."""
+    return estimate("leasing_constant", n, runs=caps + 2) + (estimate("leasing_qlearning", n) if learner else 0.0)
+
+
 def run(inp: ReportInput, budget: Budget) -> Section:
     """The leasing section."""
     section = Section("leasing", "A site that leases cloud nodes")
     m = inp.nodes
-    jobs, _ = rigid_view(inp.frame, nodes=m)
+    every, _ = rigid_view(inp.frame, nodes=m)
     values = caps(m)
-    n = len(jobs)
-    if not n:
+    if not len(every):
         section.status, section.why = "not applicable", "no job of the trace fits the site's nodes"
         return section
-    if not budget.allow("constant caps V", estimate("leasing_constant", n, runs=len(values) + 2)):
+    least = min(LEAST_JOBS, len(every))
+    learner, share = cost(least, len(values)) <= budget.share_left, budget.share_left
+    n = budget.slice("constant caps V" + (" and Q-learning" if learner else ""),
+                     lambda k: cost(k, len(values), learner=learner), len(every), least=LEAST_JOBS)
+    if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
+    if not learner:
+        section.skipped_parts.append(f"Q-learning: needs about {in_seconds(cost(least, len(values)))} with the caps "
+                                     f"on {least:,} jobs, {in_seconds(share)} of the budget left")
+    jobs = every.head(n)
+    if n < len(every):
+        section.skipped_parts.append(sliced(n, len(every)))
+    budget.start("constant caps V", estimate("leasing_constant", n, runs=len(values) + 2))
     local, unbounded = run_constant(jobs, m, 0), run_constant(jobs, m, math.inf)
     ref = (local.summary.twt_s, unbounded.summary.cloud_cpu_s)
-    command = f"cloudbroker leasing --trace {inp.trace_arg} --nodes {m}"
+    command = f"cloudbroker leasing --trace {inp.trace_cli} --nodes {m}{limit_flag(n, len(every))}"
     rows = []
     for v in values:
         s = run_leasing(jobs, m, LEASING_POLICIES.get("constant")(m, v=float(v)), step=DAY).summary
         rows.append(_row(f"constant V = {v}", v, s, ref))
         section.commands.append((f"constant V = {v}", f"{command} --policy constant:{v} --json"))
-    if budget.allow("Q-learning", estimate("leasing_qlearning", n)):
+    if learner:
+        budget.start("Q-learning", estimate("leasing_qlearning", n))
         s = run_leasing(jobs, m, LEASING_POLICIES.get("qlearning")(m), step=DAY).summary
         rows.append(_row("Q-learning", None, s, ref))
         section.commands.append(("Q-learning", f"{command} --policy qlearning --json"))
-    else:
-        section.skipped_parts.append(budget.skipped[-1])
     table = pd.DataFrame(rows).astype({"v": "Int64"})
     section.tables["leasing_policies"] = table
-    section.numbers = {"nodes": m, "jobs": n, "twt_local_only_s": ref[0], "cloud_cpu_unbounded_s": ref[1],
+    section.numbers = {"nodes": m, "jobs": n, "jobs_in_trace": len(every), "twt_local_only_s": ref[0],
+                       "cloud_cpu_unbounded_s": ref[1],
                        "policies": {r["policy"]: {k: v for k, v in r.items() if k != "policy"} for r in rows}}
     section.figures.append(_figure(table))
     section.summary, section.recommendation = _texts(table, m)

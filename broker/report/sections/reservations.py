@@ -8,6 +8,7 @@ trace with the plan, and its cost is set against CoH's on demand.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from broker.planning.demand import Demand
 from broker.planning.planner import PlanReport, Prices, plan_reservations
 from broker.pricing.book import load_price_book
 from broker.report import figures
-from broker.report.budget import Budget, estimate
+from broker.report.budget import Budget, estimate, limit_flag
 from broker.report.model import Figure, ReportInput, Section
 from broker.report.sections.coh import IPP_FLAGS, REQS, broker_jobs, cli_seeds
 
@@ -26,27 +27,37 @@ PLAN_FILE = "reservation_plan.json"
 
 
 def run(inp: ReportInput, budget: Budget) -> Section:
-    """The reservation section (needs the CoH section's demand)."""
+    """The reservation section (needs the CoH section's demand; CoH-R's replay was planned in its share)."""
     section = Section("reservations", "Reserved instances")
     if "coh_demand" not in inp.shared:
         section.status, section.why = "skipped", "the CoH replay its plan is made on did not run"
         return section
     demand, on_demand_cost, ipp = inp.shared["coh_demand"]
-    jobs = broker_jobs(inp)
+    every = broker_jobs(inp)
+    n = inp.shared["coh_jobs_run"]
+    jobs, limit = every.head(n), limit_flag(n, len(every))
     book = load_price_book()
-    report = plan_reservations(demand, Prices.from_book(book, 1), mode="per-type")
+    prices = Prices.from_book(book, 1)
+    report = plan_reservations(demand, prices, mode="per-type")
     payload = {**report.to_dict(), "demand": {"source": f"CoH replay of {inp.label}", "intervals": len(demand)}}
     section.files[PLAN_FILE] = json.dumps(payload, sort_keys=True, indent=2)
     replay = "--replay-solver cpsat " if ipp is not None else ""
-    section.commands.append(("the plan", f"cloudbroker plan-reservations --trace {inp.trace_arg} --reqs {REQS} "
-                                         f"--seed {inp.seed} {replay}--json"))
+    section.commands.append(("the plan", f"cloudbroker plan-reservations --trace {inp.trace_cli} --reqs {REQS} "
+                                         f"--seed {inp.seed}{limit} {replay}--json"))
     section.numbers = {"plan": report.plan.to_dict(), "term_years": 1, "expected_cost_per_term": report.expected_cost,
                        "on_demand_cost_per_term": report.on_demand_cost, "predicted_savings": report.savings,
                        "predicted_savings_fraction": _fraction(report.savings, report.on_demand_cost),
-                       "demand_from": "CoH + IPP" if ipp is not None else "CoH (trio)"}
+                       "demand_from": "CoH + IPP" if ipp is not None else "CoH (trio)", "jobs": n}
+    if ipp is not None:  # plan-reservations' default demand: CoH over the trio, without the integer program
+        trio = plan_reservations(inp.shared["coh_trio_demand"][0], prices, mode="per-type")
+        section.numbers["trio_plan"] = trio.plan.to_dict()
+        section.commands.append(("the plan on plan-reservations' default demand (CoH without its integer program)",
+                                 f"cloudbroker plan-reservations --trace {inp.trace_cli} --reqs {REQS} "
+                                 f"--seed {inp.seed}{limit} --json"))
     section.tables["reservation_lines"] = pd.DataFrame(report.lines)
     section.figures.append(_figure(demand, report))
-    if report.plan.counts and budget.allow("CoH-R replayed on the plan", estimate("coh_r", len(jobs))):
+    if report.plan.counts:
+        budget.start("CoH-R replayed on the plan", estimate("coh_r", n))
         _, policy_seed = cli_seeds(inp.seed)
         config = SimulationConfig(CohConfig("coh-r"), EngineConfig(), ipp, report.plan)
         s = simulate(jobs, book.catalog(), config=config, seed=policy_seed, book=book).summary
@@ -54,13 +65,30 @@ def run(inp: ReportInput, budget: Budget) -> Section:
                                replayed_savings_fraction=_fraction(on_demand_cost - s.cost, on_demand_cost),
                                coh_r_wait_mean_s=s.wait_mean_s, upfront_amortized=s.upfront_amortized)
         solver = f" {IPP_FLAGS}" if ipp is not None else ""
-        section.commands.append(("CoH-R on the plan", f"cloudbroker simulate --trace {inp.trace_arg} --reqs {REQS} "
-                                                      f"--seed {inp.seed} --policy coh-r --reservations {PLAN_FILE}"
-                                                      f"{solver} --json"))
-    elif report.plan.counts:
-        section.skipped_parts.append(budget.skipped[-1])
+        section.commands.append(("CoH-R on the plan", f"cloudbroker simulate --trace {inp.trace_cli} --reqs {REQS} "
+                                                      f"--seed {inp.seed}{limit} --policy coh-r --reservations "
+                                                      f"{PLAN_FILE}{solver} --json"))
     section.summary, section.recommendation = _texts(section.numbers, report)
+    section.summary += " " + why_not_plan_reservations(section.numbers, ipp is not None, section.commands[0][1])
     return section
+
+
+def why_not_plan_reservations(n: dict[str, Any], ipp: bool, command: str) -> str:
+    """Why ``plan-reservations`` with its defaults may reserve otherwise, and the command that gives this plan."""
+    if not ipp:
+        return (f"The plan is made on the demand of the CoH replay above (CoH over the trio), as "
+                f"plan-reservations makes it by default; the same numbers: {command}.")
+    same = n.get("trio_plan") == n["plan"]
+    return ("The plan is made on the demand of the replay the CoH section recommends, CoH with its integer "
+            "program; plan-reservations by default replays CoH without it, whose demand "
+            + ("gives the same plan here" if same else f"gives another plan ({_bought(n['trio_plan'])})")
+            + f". The same numbers as this section: {command} (--replay-solver cpsat adds the integer program).")
+
+
+def _bought(plan: dict[str, Any]) -> str:
+    """A plan's reservations in words (``plan`` as :meth:`ReservationPlan.to_dict` gives it)."""
+    return ", ".join(f"{r['count']} {r['instance_type']} {r['option'].removeprefix('reserved-')}"
+                     for r in sorted(plan["reservations"], key=lambda r: (r["instance_type"], r["option"]))) or "none"
 
 
 def _fraction(part: float, whole: float) -> float | None:

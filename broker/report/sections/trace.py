@@ -15,7 +15,7 @@ HOUR = 3600.0
 def run(inp: ReportInput, budget: Budget) -> Section:
     """The trace section (always runs: it costs microseconds per job)."""
     section = Section("trace", "The trace")
-    budget.allow("trace summary", estimate("trace", len(inp.frame)))
+    budget.start("trace summary", estimate("trace", len(inp.frame)))  # always runs: it is not planned
     frame = inp.frame
     ran = frame[(frame["run_time"].fillna(0) > 0)]
     submit = ran["submit_time"].to_numpy(dtype=float)
@@ -43,7 +43,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     section.figures.append(_figure(hourly, inp.nodes, recorded))
     section.summary = _summary(section.numbers)
     section.recommendation = _advice(offered, recorded)
-    section.commands.append(("the trace's header and fields", f"cloudbroker trace info {inp.trace_arg} --json"))
+    section.commands.append(("the trace's header and fields", f"cloudbroker trace info {inp.trace_cli} --json"))
     return section
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import shlex
 from pathlib import Path
@@ -52,9 +53,10 @@ def test_the_commands_on_the_page_give_the_reports_numbers(report_dir: Path, mon
     coh = by_key["coh"]["numbers"]["policies"]
     for what, command in ((c["what"], c["command"]) for c in by_key["coh"]["commands"]):
         assert run_json(command)["cost"] == coh[what]["cost"], what
-    plan_cmd, cohr_cmd = (c["command"] for c in by_key["reservations"]["commands"])
+    plan_cmd, default_cmd, cohr_cmd = (c["command"] for c in by_key["reservations"]["commands"])
     reservations = by_key["reservations"]["numbers"]
     assert run_json(plan_cmd)["plan"] == reservations["plan"]
+    assert "--replay-solver" not in default_cmd and run_json(default_cmd)["plan"] == reservations["trio_plan"]
     assert run_json(cohr_cmd)["cost"] == reservations["coh_r_cost"]
     leasing = by_key["leasing"]["numbers"]["policies"]
     for what, command in ((c["what"], c["command"]) for c in by_key["leasing"]["commands"]):
@@ -81,14 +83,22 @@ def test_the_same_seed_gives_the_same_report(report_dir: Path, tmp_path: Path) -
         assert (tmp_path / "again" / "figures" / figure.name).read_bytes() == figure.read_bytes()
 
 
-def test_a_budget_too_small_for_a_part_skips_it_and_the_page_says_so(tmp_path: Path) -> None:
-    report = build_report(ReportConfig(seed=SEED, budget_min=0.05), tmp_path / "small")  # 3 s
+def test_a_small_budget_runs_slices_of_the_sections_and_a_smaller_one_skips_what_does_not_fit(tmp_path: Path) -> None:
+    report = build_report(ReportConfig(seed=SEED, budget_min=0.25), tmp_path / "small")  # 15 s, 5 of them overhead
     status = {s.key: s.status for s in report.sections}
-    assert status["trace"] == "done" and status["coh"] == "done"
-    assert status["cluster"] == "skipped" and status["elastic"] == "skipped"
+    assert status == {"trace": "done", "coh": "done", "reservations": "done", "cluster": "done", "leasing": "done",
+                      "advisor": "not applicable", "elastic": "done"}
+    sliced = [p for s in report.sections for p in s.skipped_parts if p.startswith("ran on the first")
+              or "ran the first" in p]
+    assert sliced and report.budget["skipped"] == [] and report.budget["planned_s"] <= 15.0
     page = (tmp_path / "small" / "index.html").read_text()
+    assert all(html.escape(p) in page for p in sliced)
+    tiny = build_report(ReportConfig(seed=SEED, budget_min=0.12), tmp_path / "tiny")  # 7.2 s
+    status = {s.key: s.status for s in tiny.sections}
+    assert status["trace"] == "done" and status["coh"] == "done" and status["cluster"] == "skipped"
+    page = (tmp_path / "tiny" / "index.html").read_text()
     assert "Left out to stay within the budget" in page and "the cloud-cluster grid: needs about" in page
-    assert report.budget["planned_s"] <= 3.0
+    assert tiny.budget["planned_s"] <= 7.2
 
 
 def test_bad_options_are_refused_before_any_work(tmp_path: Path) -> None:

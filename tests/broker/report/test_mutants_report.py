@@ -68,7 +68,7 @@ def test_a_skipped_part_is_logged_with_its_reason(caplog: pytest.LogCaptureFixtu
     budget = Budget(1.0, clock=Clock())
     with caplog.at_level(logging.INFO, logger="broker.report.budget"):
         assert not budget.allow("x", 2.0)
-    assert [r.getMessage() for r in caplog.records] == ["skipped x: needs about 2 s, 1 s of the budget left"]
+    assert [r.getMessage() for r in caplog.records] == ["skipped x: needs about 2.0 s, 1.0 s of the budget left"]
 
 
 # --- cluster: the grid, the peak, the TOML, the flags -------------------------------------------------------------
@@ -139,7 +139,8 @@ def test_the_procs_are_the_allocation_else_the_request_else_one() -> None:
 def test_the_trace_section_on_three_jobs(tmp_path: Path) -> None:
     budget = Budget(60.0, clock=Clock())
     s = trace.run(small_input(tmp_path), budget)
-    assert budget.planned == pytest.approx(0.5 + 2e-6 * 5, rel=0, abs=1e-12)  # five jobs in the trace
+    assert budget.planned == 0.0  # the trace's summary always runs: it is not planned
+    assert budget.parts == [{"part": "trace summary", "estimated_s": round(0.05 + 2e-6 * 5, 3)}]  # five jobs
     assert (s.key, s.title, s.status) == ("trace", "The trace", "done")
     n = s.numbers
     assert n == {"jobs_in_trace": 5, "jobs_with_run_time": 3, "span_days": pytest.approx(1 / 24), "users": 2,
@@ -199,14 +200,14 @@ def test_a_trace_without_a_run_time_spans_no_time(tmp_path: Path) -> None:
     assert s.recommendation == "The trace spans no time: the other sections have little to measure."
 
 
-def test_a_trace_of_one_second_offers_a_load_and_the_trace_part_is_skipped_by_a_spent_budget(tmp_path: Path) -> None:
+def test_a_trace_of_one_second_offers_a_load_and_the_trace_part_runs_on_a_spent_budget(tmp_path: Path) -> None:
     frame = small_frame().head(2)
     frame["submit_time"] = pd.array([0, 1], dtype="Int64")
     frame["wait_time"] = pd.array([0, 0], dtype="Int64")
     frame["run_time"] = pd.array([1, 1], dtype="Int64")
     budget = Budget(0.1, clock=Clock())
     s = trace.run(small_input(tmp_path, frame), budget)
-    assert s.status == "done" and budget.skipped == ["trace summary: needs about 1 s, 0 s of the budget left"]
+    assert s.status == "done" and budget.skipped == []
     # span 1 s; 4 + 2 processor-seconds over 4 processors
     assert s.numbers["offered_load"] == 6 / 4 and s.numbers["span_days"] == 1 / 86400
 
@@ -239,15 +240,15 @@ def test_coh_names_the_cheapest_row_wherever_it_is_and_without_heuristics() -> N
         {"policy": "CoH (trio)", "cost": 100.0, "lower_bound": 60.0, "cost_over_lb": 100 / 60, "wait_mean_s": 2.0,
          "wait_p95_s": 9.0}])
     summary, advice = coh._texts(table)
-    assert summary == ("FCFS-LD costs $80.00, 1.333 times the lower bound $60.00; jobs wait 1 s on average (2 s at "
-                       "the 95th percentile) for a VM to boot.")
+    assert summary == ("FCFS-LD costs $80.00, 1.333 times the lower bound $60.00; jobs wait 0.000278 h on average "
+                       "(0.000556 h at the 95th percentile) for a VM to boot.")
     assert advice == "Run FCFS-LD: the portfolio does not beat it here."
     only = pd.DataFrame([{"policy": "CoH (trio)", "cost": 1234.5, "lower_bound": 1000.0, "cost_over_lb": 1.2345,
                           "wait_mean_s": 0.0, "wait_p95_s": 0.0},
                          {"policy": "CoH + IPP", "cost": 1200.0, "lower_bound": 1000.0, "cost_over_lb": 1.2,
                           "wait_mean_s": 0.0, "wait_p95_s": 0.0}])
     assert coh._texts(only) == (
-        "CoH + IPP costs $1,200.00, 1.200 times the lower bound $1,000.00; jobs wait 0 s on average (0 s at the 95th "
+        "CoH + IPP costs $1,200.00, 1.200 times the lower bound $1,000.00; jobs wait 0 h on average (0 h at the 95th "
         "percentile) for a VM to boot.",
         "Run CoH + IPP (the heuristics alone were left out to stay in the budget).")
 
@@ -283,7 +284,7 @@ def test_the_advisor_counts_only_positive_savings_and_rounds_hours_half_to_even(
                           "saved_time_s": [0.5, 5400.0, 0.0, 12600.0, -1.0],
                           "oracle_saved_time_s": [1.0, 19800.0, 0.0, 27000.0, 0.0]})
     summary, advice = advisor._texts(table, 1234.5, 99.5)
-    assert summary == "Predictions miss waits by 1,234 s and run times by 100 s (RMSE)."
+    assert summary == "Predictions miss waits by 0.343 h and run times by 0.0276 h (RMSE)."
     # paying: 2.0 (0.5 s), 0.5 (1.5 h), 1.0 (3.5 h); the slowest 2.0, the fastest 0.5
     assert advice == ("Use the advisor while the cloud slows a job by at most 2 per processor: it saves its users 0 h "
                       "there (the oracle 0 h) and 2 h at 0.5 (the oracle 6 h).")
@@ -313,22 +314,32 @@ def test_the_elastic_texts_in_full_and_without_interactive_jobs() -> None:
     table = pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
                           "w_interactive_mean": [0.3, 0.5, 0.4], "core_hours": [1000.0, 1500.5, 1500.5]})
     summary, advice = elastic._texts(table)
-    assert summary == ("fcfs (rigid): w 0.300, 1,000 core-hours; threshold (elastic): w 0.500, 1,500 core-hours; "
-                       "sarsa (elastic): w 0.400, 1,500 core-hours. The site's fixed pool is the most responsive of "
-                       "the three: an elastic pool saves core-hours here, not waits.")
-    assert advice == "Let SARSA size the pool: more responsive than the threshold autoscaler for no more core-hours."
+    assert summary == ("the site's fixed pool: W 0.300, 1,000 core-hours; the threshold autoscaler: W 0.500, 1,500 "
+                       "core-hours; SARSA: W 0.400, 1,500 core-hours.")
+    assert advice == ("Run the threshold autoscaler: the most responsive pool (W 0.500, 1,500 core-hours); SARSA "
+                      "loses 0.100 in W against the threshold autoscaler for the same core-hours.")
     none = pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
                          "w_interactive_mean": pd.Series([None, None, None], dtype=object),
                          "core_hours": [1.0, 2.0, 3.0]})
     assert elastic._texts(none) == (".", "No interactive job was counted: the responsiveness cannot be compared.")
     one = none.copy()
     one["w_interactive_mean"] = pd.Series([0.25, None, None], dtype=object)
-    assert elastic._texts(one) == ("fcfs (rigid): w 0.250, 1 core-hours.",
+    assert elastic._texts(one) == ("the site's fixed pool: W 0.250, 1 core-hours.",
                                    "No interactive job was counted: the responsiveness cannot be compared.")
 
 
+def test_the_best_elastic_run_is_the_highest_w_then_the_fewest_core_hours() -> None:
+    table = pd.DataFrame({"run": ["a", "b", "c"], "w_interactive_mean": [0.2, 0.8, 0.8],
+                          "core_hours": [1.0, 3.0, 2.0]})
+    assert elastic.best_run(table) == "c"
+    table["core_hours"] = [1.0, 2.0, 2.0]
+    assert elastic.best_run(table) == "b"
+    table["w_interactive_mean"] = [0.9, 0.8, 0.8]
+    assert elastic.best_run(table) == "a"
+
+
 def test_the_elastic_estimate_is_two_rule_runs_and_one_sarsa_run() -> None:
-    assert elastic._cost(1000) == pytest.approx(2 * (0.5 + 1000 * 8e-5) + (0.5 + 1000 * 8e-4))
+    assert elastic._cost(1000) == pytest.approx(2 * (0.05 + 1000 * 6e-5) + (0.05 + 1000 * 4e-4 + 1000 ** 2 * 1.4e-8))
 
 
 def test_the_reservation_texts_and_fractions() -> None:
@@ -385,18 +396,18 @@ def test_the_job_view_is_built_once_per_input(tmp_path: Path) -> None:
 def test_sections_that_do_not_fit_the_budget_or_the_trace_say_why(tmp_path: Path) -> None:
     inp = small_input(tmp_path)
     budget = Budget(0.1, clock=Clock())
-    s = coh.run(inp, budget)
+    s = coh.run(inp, budget)  # four runs of 0.05 s at least without the integer program, and CoH-R
     assert (s.key, s.title, s.status) == ("coh", "CoH on on-demand instances", "skipped")
-    assert s.why == "CoH over the trio: needs about 1 s, 0 s of the budget left" == budget.skipped[-1]
+    assert s.why == "CoH on on-demand instances: needs about 0.3 s, 0.1 s of the budget left" == budget.skipped[-1]
     s = reservations.run(inp, budget)
     assert (s.key, s.title, s.status, s.why) == ("reservations", "Reserved instances", "skipped",
                                                  "the CoH replay its plan is made on did not run")
     s = cluster.run(inp, budget)
     assert (s.key, s.title, s.status) == ("cluster", "A cluster run wholly on the cloud", "skipped")
     assert s.why.startswith("the cloud-cluster grid: needs about ") and s.why == budget.skipped[-1]
-    s = leasing.run(inp, budget)  # caps(4) = [0, 1, 2, 4]: 6 runs of 0.5 s at least; the third skip
+    s = leasing.run(inp, budget)  # caps(4) = [0, 1, 2, 4]: 6 runs of 0.05 s at least; the third skip
     assert (s.key, s.title, s.status) == ("leasing", "A site that leases cloud nodes", "skipped")
-    assert s.why == "constant caps V: needs about 3 s, 0 s of the budget left" == budget.skipped[2]
+    assert s.why == "constant caps V: needs about 0.3 s, 0.1 s of the budget left" == budget.skipped[2]
     assert budget.planned == 0.0 and len(budget.skipped) == 3
     s = elastic.run(inp, budget)  # one core-job per processor: 4 + 2 + 1, and 1 for the job that ran 0 s
     assert (s.key, s.title, s.status, s.why) == ("elastic", "An elastic pool of cores", "not applicable",
@@ -549,9 +560,9 @@ def test_a_report_of_the_generated_workload_with_stand_in_sections(tmp_path: Pat
         ("third", "Third", "skipped", "budget")]
     assert all(0.0 <= s.seconds < 60.0 for s in report.sections)
     budget = report.budget
-    assert budget["budget_s"] == 30.0 and budget["planned_s"] == 1.235 and budget["seed"] == 3
+    assert budget["budget_s"] == 30.0 and budget["planned_s"] == 6.235 and budget["seed"] == 3  # 5 s of overhead
     assert budget["nodes"] == 64 and budget["wall_s"] == 1.235  # 1.23456 s on the budget's clock
-    assert budget["skipped"] == ["big: needs about 1000000000 s, 29 s of the budget left"]
+    assert budget["skipped"] == ["big: needs about 1,000,000,000 s, 24 s of the budget left"]
     assert report.to_dict()["trace"] == report.label and report.to_dict()["budget"] is budget
     assert [s["key"] for s in report.to_dict()["sections"]] == ["first", "second", "third"]
     # the files
@@ -564,14 +575,14 @@ def test_a_report_of_the_generated_workload_with_stand_in_sections(tmp_path: Pat
     text = (out / "report.json").read_text()
     assert text.endswith("}\n") and text.startswith('{\n  "budget": {\n    "budget_s": 30.0,')
     data = json.loads(text)
-    assert data["trace"] == report.label and data["budget"]["planned_s"] == 1.235
+    assert data["trace"] == report.label and data["budget"]["planned_s"] == 6.235
     assert data["sections"][0]["numbers"] == {"n": 3, "x": 0.5}
     html = (out / "index.html").read_text()
     assert "<title>Site report: the generated workload (2,000 jobs, seed 3)</title>" in html
     assert ("<p>1 of 3 analyses ran for a site of 64 processors; each section gives its numbers, a recommendation "
             "and the commands that reproduce them.</p>") in html
-    assert "Budget 0 min, planned 1 s from estimates" in html and "Seed 3." in html
-    assert "<li>big: needs about 1000000000 s, 29 s of the budget left</li>" in html
+    assert "Budget 0 min, planned 6 s from estimates" in html and "Seed 3." in html
+    assert "<li>big: needs about 1,000,000,000 s, 24 s of the budget left</li>" in html
     # the tables without their index (the first section's table has a RangeIndex; see the next test too)
     import pyarrow.parquet as pq
 
@@ -600,13 +611,13 @@ def test_the_sites_size_is_the_header_s_max_procs_without_nodes(tmp_path: Path) 
     assert inp.label == "the generated workload (2,000 jobs, seed 1)"
 
 
-def test_a_trace_file_is_named_by_its_resolved_path_and_sized_by_its_largest_job(
+def test_a_trace_file_is_named_relative_to_the_report_and_sized_by_its_largest_job(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     frame = small_frame()
     write_swf(frame, tmp_path / "t.swf")  # no MaxProcs
     monkeypatch.chdir(tmp_path)
     inp = build.report_input(ReportConfig(trace="t.swf"), tmp_path / "out")
-    assert inp.label == "t.swf" and inp.trace_arg == str((tmp_path / "t.swf").resolve())
+    assert inp.label == "t.swf" and inp.trace_arg == "../t.swf"  # the commands run from the report's folder
     assert inp.nodes == 4 and isinstance(inp.nodes, int)  # the largest of the allocations and requests
     assert build.report_input(ReportConfig(trace="t.swf", nodes=9), tmp_path / "out").nodes == 9
 
@@ -615,8 +626,8 @@ def test_a_trace_without_max_procs_or_processor_counts_needs_nodes(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # float columns: read_swf's Int64 columns of only -1 make _largest raise instead (see the mutation report)
     frame = pd.DataFrame({"allocated_procs": [float("nan")], "requested_procs": [float("nan")]})
-    monkeypatch.setattr(build, "load_trace", lambda name: SimpleNamespace(path=tmp_path / "u.swf", frame=frame,
-                                                                          header=SwfHeader()))
+    monkeypatch.setattr(build, "load_trace", lambda name, **_: SimpleNamespace(path=tmp_path / "u.swf", frame=frame,
+                                                                               header=SwfHeader()))
     with pytest.raises(ConfigError, match=r"^u: no header MaxProcs and no processor counts: give the site's "
                                           r"size with --nodes$"):
         build.report_input(ReportConfig(trace="u"), tmp_path / "out")
@@ -663,11 +674,11 @@ def fresh(inp: ReportInput) -> ReportInput:
 
 
 def est(part: str, n: float, runs: int = 1) -> float:
-    """The estimate by hand: SECONDS_PER_JOB as the module's table gives it, 0.5 s fixed per run."""
-    per_job = {"coh_trio": 2.5e-4, "coh_ipp": 1e-3, "coh_heuristic": 6e-5, "coh_r": 3e-4,
-               "leasing_constant": 4e-5, "leasing_qlearning": 8e-4, "advisor": 1.5e-3, "elastic_rule": 8e-5,
-               "elastic_sarsa": 8e-4, "cluster_cell": 6e-5}[part]
-    return runs * (0.5 + per_job * n)
+    """The estimate by hand: SECONDS_PER_JOB as the module's table gives it, 0.05 s fixed per run."""
+    per_job = {"coh_trio": 8e-5, "coh_ipp": 2.8e-4, "coh_heuristic": 4.5e-5, "coh_r": 2.5e-4,
+               "leasing_constant": 1.5e-5, "leasing_qlearning": 9e-4, "advisor": 9e-4, "elastic_rule": 6e-5,
+               "elastic_sarsa": 4e-4, "cluster_cell": 2.4e-5}[part]
+    return runs * (0.05 + per_job * n + (1.4e-8 * n ** 2 if part == "elastic_sarsa" else 0.0))
 
 
 def run_command(command: str) -> Any:
@@ -691,7 +702,8 @@ def test_coh_and_the_reservations_with_every_part(generated: ReportInput, monkey
     n = len(inp.shared["coh_jobs"])
     assert n == 300 and s.numbers["jobs"] == 300 and s.numbers["requirements"] == "heterogeneous"
     assert (s.key, s.title, s.status, s.skipped_parts) == ("coh", "CoH on on-demand instances", "done", [])
-    assert budget.planned == pytest.approx(est("coh_trio", n) + est("coh_ipp", n) + 3 * est("coh_heuristic", n))
+    everything = est("coh_trio", n) + est("coh_ipp", n) + 3 * est("coh_heuristic", n) + est("coh_r", n)
+    assert budget.planned == pytest.approx(everything)  # CoH-R's replay of the next section included
     table = s.tables["coh_policies"]
     assert table["policy"].tolist() == ["CoH (trio)", "CoH + IPP", "FCFS-SM", "FCFS-LD", "FCFS-CFH"]
     assert list(table.columns) == ["policy", "cost", "lower_bound", "cost_over_lb", "wait_mean_s", "wait_p95_s",
@@ -717,8 +729,7 @@ def test_coh_and_the_reservations_with_every_part(generated: ReportInput, monkey
 
     r = reservations.run(inp, budget)
     assert (r.key, r.title, r.status, r.skipped_parts) == ("reservations", "Reserved instances", "done", [])
-    assert budget.planned == pytest.approx(est("coh_trio", n) + est("coh_ipp", n) + 3 * est("coh_heuristic", n)
-                                           + est("coh_r", n))
+    assert budget.planned == pytest.approx(everything)
     numbers = r.numbers
     assert numbers["demand_from"] == "CoH + IPP" and numbers["term_years"] == 1
     assert numbers["coh_on_demand_cost"] == cost
@@ -735,6 +746,8 @@ def test_coh_and_the_reservations_with_every_part(generated: ReportInput, monkey
     assert r.commands == [
         ("the plan", "cloudbroker plan-reservations --trace g.swf --reqs heterogeneous --seed 0 --replay-solver cpsat "
                      "--json"),
+        ("the plan on plan-reservations' default demand (CoH without its integer program)",
+         "cloudbroker plan-reservations --trace g.swf --reqs heterogeneous --seed 0 --json"),
         ("CoH-R on the plan", "cloudbroker simulate --trace g.swf --reqs heterogeneous --seed 0 --policy coh-r "
                               "--reservations reservation_plan.json --solver cpsat --time-limit 1 --deterministic "
                               "--json")]
@@ -743,29 +756,30 @@ def test_coh_and_the_reservations_with_every_part(generated: ReportInput, monkey
     assert r.summary.startswith("Reserve ") and " Replayed with CoH-R: $" in r.summary
     (generated.path.parent / "reservation_plan.json").write_text(r.files["reservation_plan.json"])
     assert run_command(r.commands[0][1])["plan"] == numbers["plan"]
-    assert run_command(r.commands[1][1])["cost"] == numbers["coh_r_cost"]
+    assert run_command(r.commands[1][1])["plan"] == numbers["trio_plan"]
+    assert run_command(r.commands[2][1])["cost"] == numbers["coh_r_cost"]
     assert r.recommendation.startswith("Buy the plan: CoH-R saves ")
+    assert r.summary.endswith(reservations.why_not_plan_reservations(numbers, True, r.commands[0][1]))
 
 
-def test_coh_without_its_integer_program_and_the_plan_without_its_replay(generated: ReportInput) -> None:
+def test_coh_without_its_integer_program_when_its_share_cannot_hold_it(generated: ReportInput) -> None:
     inp = fresh(generated)
     n = 300
-    # after the trio 0.518 s are left: not the integer program's 0.8 s, one heuristic's 0.518 s exactly
-    budget = Budget(est("coh_trio", n) + est("coh_heuristic", n) + 1e-9, clock=Clock())
+    rest = est("coh_trio", n) + 3 * est("coh_heuristic", n) + est("coh_r", n)
+    budget = Budget(rest + 1e-9, clock=Clock())  # the trio, the heuristics and CoH-R, not the integer program
     s = coh.run(inp, budget)
-    assert s.tables["coh_policies"]["policy"].tolist() == ["CoH (trio)", "FCFS-SM"]
-    assert s.skipped_parts == ["CoH with its integer program (CP-SAT): needs about 1 s, 1 s of the budget left",
-                               "FCFS-LD alone: needs about 1 s, 0 s of the budget left",
-                               "FCFS-CFH alone: needs about 1 s, 0 s of the budget left"]
-    assert [c[0] for c in s.commands] == ["CoH (trio)", "FCFS-SM"]
-    assert inp.shared["coh_demand"][2] is None
+    assert s.tables["coh_policies"]["policy"].tolist() == ["CoH (trio)", "FCFS-SM", "FCFS-LD", "FCFS-CFH"]
+    with_ipp = rest + est("coh_ipp", n)
+    assert s.skipped_parts == [f"CoH's integer program: needs about {with_ipp:.1f} s with the rest on 300 jobs, "
+                               f"{rest:.1f} s of the budget left"]
+    assert [c[0] for c in s.commands] == ["CoH (trio)", "FCFS-SM", "FCFS-LD", "FCFS-CFH"]
+    assert inp.shared["coh_demand"][2] is None and budget.planned == pytest.approx(rest)
     assert inp.shared["coh_demand"][1] == s.tables["coh_policies"].loc[0, "cost"]
     r = reservations.run(inp, budget)
-    assert r.numbers["demand_from"] == "CoH (trio)" and "coh_r_cost" not in r.numbers
-    assert r.commands == [("the plan", "cloudbroker plan-reservations --trace g.swf --reqs heterogeneous --seed 0 "
-                                       "--json")]
-    assert r.skipped_parts == ["CoH-R replayed on the plan: needs about 1 s, 0 s of the budget left"]
-    assert r.recommendation == "Buy the plan if the coming year's demand looks like the trace's (not replayed: budget)."
+    assert r.numbers["demand_from"] == "CoH (trio)" and "coh_r_cost" in r.numbers and "trio_plan" not in r.numbers
+    assert [c[0] for c in r.commands] == ["the plan", "CoH-R on the plan"]
+    assert r.commands[0][1] == "cloudbroker plan-reservations --trace g.swf --reqs heterogeneous --seed 0 --json"
+    assert r.summary.endswith("as plan-reservations makes it by default; the same numbers: " + r.commands[0][1] + ".")
 
 
 def test_leasing_every_cap_and_the_learner(tmp_path: Path) -> None:
@@ -805,7 +819,9 @@ def test_leasing_every_cap_and_the_learner(tmp_path: Path) -> None:
     budget = Budget(est("leasing_constant", 80, runs=8) + 1e-9, clock=Clock())
     s = leasing.run(inp, budget)
     assert s.tables["leasing_policies"]["policy"].tolist() == names
-    assert s.skipped_parts == ["Q-learning: needs about 1 s, 0 s of the budget left"]
+    both = est("leasing_constant", 80, runs=8) + est("leasing_qlearning", 80)
+    assert s.skipped_parts == [f"Q-learning: needs about {both:.1f} s with the caps on 80 jobs, "
+                               f"{est('leasing_constant', 80, runs=8):.1f} s of the budget left"]
     assert ">Q-learning's balance<" not in s.figures[0].svg
     assert s.recommendation.startswith("Lease with a constant cap of ")
 
@@ -829,7 +845,8 @@ def test_the_cluster_grid_its_front_and_the_pick(generated: ReportInput) -> None
         s = cluster.run(fresh(generated), budget)
     assert (s.key, s.title, s.status) == ("cluster", "A cluster run wholly on the cloud", "done")
     spec = tomllib.loads(s.files["cluster_grid.toml"])
-    assert spec["name"] == "report" and spec["workload"] == {"trace": str(generated.path.resolve()), "seed": 0}
+    # the trace as the commands name it, relative to the report's folder (where cluster sweep is run)
+    assert spec["name"] == "report" and spec["workload"] == {"trace": "g.swf", "seed": 0}
     caps = spec["family"][1]["cap"]
     assert spec["family"][:1] == [{"name": "end of the paid hour"}] and spec["family"][1]["name"] == "P1 cap"
     assert spec["family"][2:] == cluster.families(1)[2:]  # the families without a cap do not depend on the peak
@@ -853,7 +870,7 @@ def test_the_cluster_grid_its_front_and_the_pick(generated: ReportInput) -> None
     kept = ("the cheapest policy that keeps a job's mean overhead within ten minutes." if len(within) else
             "the lowest overhead of the grid: no policy keeps it within ten minutes.")
     assert s.recommendation == (f"Run {best['family']} ({best['settings'] or 'its defaults'}): ${best['cost']:,.2f} "
-                                f"with {best['overhead_mean_s']:,.0f} s of mean overhead, {kept}")
+                                f"with {best['overhead_mean_s'] / 3600:.3g} h of mean overhead, {kept}")
     assert s.summary == (f"{cells} policies on 300 jobs; {n['on_front']} are on the front of cost against the mean "
                          f"overhead a job sees (its wait for an instance and the boot).")
     flags = {"cap": "--cap", "keepalive": "--keepalive", "idle_timeout_min": "--idle-timeout", "delay_min": "--delay",
@@ -874,7 +891,7 @@ def test_the_elastic_pool_cut_to_the_window_the_budget_holds(generated: ReportIn
     cost_5000 = est("elastic_rule", 5000, runs=2) + est("elastic_sarsa", 5000)
     small = Budget(1.0, clock=Clock())
     s = elastic.run(fresh(generated), small)
-    assert (s.status, s.why) == ("skipped", "the elastic pool (5,000 core-jobs): needs about 6 s, 1 s of the budget "
+    assert (s.status, s.why) == ("skipped", f"the elastic pool: needs about {cost_5000:.1f} s, 1.0 s of the budget "
                                             "left")
     budget = Budget(cost_5000 + 1e-4, clock=Clock())  # 5,001 core-jobs would need 9.6e-4 s more
     s = elastic.run(fresh(generated), budget)
@@ -899,8 +916,8 @@ def test_the_elastic_pool_cut_to_the_window_the_budget_holds(generated: ReportIn
         got = run_command(command)  # the rigid pool and the threshold rule (SARSA's run is the slow one)
         assert (got["w_interactive_mean"], got["core_hours"]) == (row["w_interactive_mean"], row["core_hours"]), what
     assert [f.name for f in s.figures] == ["elastic_runs.svg"]
-    for text in (">mean w of interactive jobs<", ">responsiveness (lower is better)<", ">core-hours paid<",
-                 ">cores paid for<"):
+    for text in (">mean W of interactive jobs<", ">responsiveness (higher is better)<", ">core-hours paid<",
+                 ">cores paid for (lower is better)<"):
         assert text in s.figures[0].svg, text
 
 
@@ -909,14 +926,14 @@ def test_the_elastic_pool_needs_5000_core_jobs_and_falls_back_to_the_smallest_wi
     frame["allocated_procs"] = frame["allocated_procs"] - pd.array([1] + [0] * 299, dtype="Int64")
     inp = ReportInput(tmp_path / "x.swf", frame, SwfHeader(max_procs=256), "x", "x.swf", 256, 0)
     s = elastic.run(inp, Budget(1.0, clock=Clock()))  # exactly 5,000 core-jobs: applicable, then too costly
-    assert (s.status, s.why) == ("skipped", "the elastic pool (5,000 core-jobs): needs about 6 s, 1 s of the budget "
-                                            "left")
+    assert (s.status, s.why) == ("skipped", f"the elastic pool: needs about {elastic._cost(5000):.1f} s, 1.0 s of "
+                                            "the budget left")
     big = default_workload(seed=0, n_jobs=1300)
     total = int(big["allocated_procs"].sum())
     assert 20_000 < total < 50_000  # windows: all of it, 20,000, 10,000, 5,000
     inp = ReportInput(tmp_path / "y.swf", big, SwfHeader(max_procs=256), "y", "y.swf", 256, 0)
     s = elastic.run(inp, Budget(1.0, clock=Clock()))
-    assert s.status == "skipped" and s.why.startswith("the elastic pool (5,000 core-jobs): needs about ")
+    assert s.status == "skipped" and s.why.startswith("the elastic pool: needs about ")
 
 
 def test_the_advisor_on_2000_jobs_with_recorded_waits(tmp_path: Path) -> None:
@@ -930,10 +947,10 @@ def test_the_advisor_on_2000_jobs_with_recorded_waits(tmp_path: Path) -> None:
     header = read_swf(path).header
     assert header.unix_start_time == 1_000_000_000 and header.time_zone_string == "Europe/Stockholm"
     inp = ReportInput(path, frame, header, "a", "a.swf", 256, 0)
-    small = Budget(3.0, clock=Clock())
+    small = Budget(1.0, clock=Clock())
     s = advisor.run(inp, small)
-    assert (s.status, s.why) == ("skipped", "the advisor: needs about 4 s, 3 s of the budget left")
-    budget = Budget(est("advisor", 2000), clock=Clock())  # exactly the estimate: 0.5 + 1.5e-3 * 2000
+    assert (s.status, s.why) == ("skipped", "the advisor: needs about 1.9 s, 1.0 s of the budget left")
+    budget = Budget(est("advisor", 2000), clock=Clock())  # exactly the estimate: 0.05 + 9e-4 * 2000
     s = advisor.run(inp, budget)
     assert (s.key, s.status) == ("advisor", "done") and budget.left == 0.0
     n = s.numbers
@@ -958,14 +975,15 @@ def test_the_advisor_on_2000_jobs_with_recorded_waits(tmp_path: Path) -> None:
         assert text in s.figures[0].svg, text
 
 
-def test_the_cluster_grid_gives_the_numbers_of_cluster_sweep_on_its_file(generated: ReportInput,
-                                                                         tmp_path: Path) -> None:
+def test_the_cluster_grid_gives_the_numbers_of_cluster_sweep_on_its_file(generated: ReportInput, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import joblib
 
     from tests.conftest import cloudbroker
 
     with joblib.parallel_config(backend="threading", n_jobs=1):
         s = cluster.run(fresh(generated), Budget(600.0, clock=Clock()))
+    monkeypatch.chdir(generated.path.parent)  # the report's folder, where the file names the trace g.swf
     (tmp_path / "cluster_grid.toml").write_text(s.files["cluster_grid.toml"])
     # the command of the page, in one process: the reference for the grid's cells and their seeds
     run = cloudbroker("cluster", "sweep", str(tmp_path / "cluster_grid.toml"), "--out", str(tmp_path / "sweep"),
@@ -994,14 +1012,14 @@ def cluster_table(overheads: tuple[float, float, float, float]) -> pd.DataFrame:
 @pytest.mark.parametrize(("overheads", "expected", "command"), [
     # exactly ten minutes is within: the cheapest such front cell is the default policy
     ((600.0, 900.0, 100.0, 700.0),
-     "Run end of the paid hour (its defaults): $10.00 with 600 s of mean overhead, the cheapest policy that keeps a "
+     "Run end of the paid hour (its defaults): $10.00 with 0.167 h of mean overhead, the cheapest policy that keeps a "
      "job's mean overhead within ten minutes.", "cloudbroker cluster --trace g.swf --seed 0 --json"),
     # nothing within: the lowest overhead of the front
     ((601.0, 900.0, 650.0, 100.0),
-     "Run end of the paid hour (its defaults): $10.00 with 601 s of mean overhead, the lowest overhead of the grid: "
+     "Run end of the paid hour (its defaults): $10.00 with 0.167 h of mean overhead, the lowest overhead of the grid: "
      "no policy keeps it within ten minutes.", "cloudbroker cluster --trace g.swf --seed 0 --json"),
     ((601.0, 900.0, 600.0, 100.0),
-     "Run P4 delay (delay_min = 5): $12.00 with 600 s of mean overhead, the cheapest policy that keeps a job's mean "
+     "Run P4 delay (delay_min = 5): $12.00 with 0.167 h of mean overhead, the cheapest policy that keeps a job's mean "
      "overhead within ten minutes.", "cloudbroker cluster --trace g.swf --seed 0 --delay 5 --json"),
 ])
 def test_the_cluster_pick_on_a_hand_made_grid(generated: ReportInput, monkeypatch: pytest.MonkeyPatch,
@@ -1135,13 +1153,15 @@ def test_the_elastic_figure_draws_responsiveness_and_core_hours(drawn: list[Any]
     table = pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
                           "w_interactive_mean": [0.3, 0.5, 0.4], "core_hours": [1000.0, 1500.0, 1200.0]})
     figure = elastic._figure(table)
-    assert figure.caption == ("Interactive jobs' mean w = wait / (wait + run) and the core-hours each pool paid for.")
+    assert figure.caption == ("Interactive jobs' mean responsiveness W = run / (run + wait) (1: no wait) and the "
+                              "core-hours each pool paid for.")
     resp, cost = drawn[0].axes
     assert [b.get_height() for b in resp.patches] == [0.3, 0.5, 0.4]
     assert [b.get_facecolor() for b in resp.patches] == [rgba("tab:blue")] * 3
     assert [b.get_height() for b in cost.patches] == [1000.0, 1500.0, 1200.0]
     assert [b.get_facecolor() for b in cost.patches] == [rgba("tab:gray")] * 3
-    assert (cost.get_ylabel(), cost.get_title()) == ("core-hours paid", "cores paid for")
+    assert (resp.get_ylabel(), resp.get_title()) == ("mean W of interactive jobs", "responsiveness (higher is better)")
+    assert (cost.get_ylabel(), cost.get_title()) == ("core-hours paid", "cores paid for (lower is better)")
     for ax in (resp, cost):
         label = ax.get_xticklabels()[0]
         assert (label.get_fontsize(), label.get_rotation()) == (7, 15)
@@ -1156,16 +1176,16 @@ def test_the_cluster_figure_draws_each_family_the_front_and_the_pick(drawn: list
     *families, pick = ax.collections
     assert [c.get_label() for c in families] == ["end of the paid hour", "P1 cap", "P4 delay", "P3 keep-alive"]
     assert [c.get_sizes().tolist() for c in families] == [[18.0]] * 4
-    assert families[1].get_offsets().tolist() == [[900.0, 8.0]]
+    assert families[1].get_offsets().tolist() == [[0.25, 8.0]]  # overheads in hours, the page's unit for waits
     (front,) = ax.lines  # by overhead
-    assert data(front, "x") == [100.0, 600.0, 900.0] and data(front, "y") == [12.0, 10.0, 8.0]
+    assert data(front, "x") == [100 / 3600, 600 / 3600, 900 / 3600] and data(front, "y") == [12.0, 10.0, 8.0]
     assert (front.get_color(), front.get_linestyle(), front.get_linewidth()) == ("k", "-", 0.8)
     assert front.get_label() == "Pareto front"
-    assert pick.get_offsets().tolist() == [[600.0, 10.0]] and pick.get_sizes().tolist() == [120.0]
+    assert pick.get_offsets().tolist() == [[600 / 3600, 10.0]] and pick.get_sizes().tolist() == [120.0]
     assert pick.get_label() == "recommended" and len(pick.get_facecolor()) == 0
     assert pick.get_edgecolor().tolist() == [list(rgba("tab:red"))] and pick.get_linewidth().tolist() == [1.5]
-    assert ax.get_xscale() == "symlog" and ax.xaxis.get_transform().linthresh == 10.0
-    assert ax.get_xlabel() == "mean overhead per job (s, logarithmic above 10 s)" and ax.get_ylabel() == "cost ($)"
+    assert ax.get_xscale() == "symlog" and ax.xaxis.get_transform().linthresh == 0.01
+    assert ax.get_xlabel() == "mean overhead per job (h, logarithmic above 0.01 h)" and ax.get_ylabel() == "cost ($)"
     legend = ax.get_legend()
     assert legend.get_texts()[0].get_fontsize() == 6 and legend._ncols == 2
 

@@ -10,7 +10,6 @@ import pytest
 
 from broker.cloudcluster.sweep import grid
 from broker.report.budget import FIXED_SECONDS, SECONDS_PER_JOB, Budget, estimate
-from broker.report.sections.advisor import protocol_for
 from broker.report.sections.cluster import _peak, families, recommend, toml
 from broker.report.sections.leasing import caps
 from broker.report.sections.trace import hourly_state
@@ -29,7 +28,7 @@ def test_a_part_that_fits_exactly_runs_and_the_next_second_does_not() -> None:
     assert budget.allow("a", 45.0) and budget.left == 15.0
     assert budget.allow("b", 15.0) and budget.left == 0.0  # exactly what is left
     assert not budget.allow("c", 1e-9)
-    assert budget.skipped == ["c: needs about 0 s, 0 s of the budget left"]
+    assert budget.skipped == ["c: needs about 0.0 s, 0.0 s of the budget left"]
     assert budget.planned == 60.0
 
 
@@ -45,7 +44,9 @@ def test_the_clock_guard_skips_everything_once_the_budget_is_spent() -> None:
 
 def test_an_estimate_is_the_fixed_cost_plus_the_cost_per_job_per_run() -> None:
     assert estimate("coh_trio", 10_000) == pytest.approx(FIXED_SECONDS + 10_000 * SECONDS_PER_JOB["coh_trio"])
-    assert estimate("leasing_constant", 1000, runs=3) == pytest.approx(3 * (FIXED_SECONDS + 1000 * 4e-5))
+    assert estimate("leasing_constant", 1000, runs=3) == pytest.approx(3 * (FIXED_SECONDS + 1000 * 1.5e-5))
+    # SARSA's queue grows with the jobs: a term in the square of the jobs
+    assert estimate("elastic_sarsa", 20_000) == pytest.approx(FIXED_SECONDS + 20_000 * 4e-4 + 20_000 ** 2 * 1.4e-8)
     with pytest.raises(ValueError, match="> 0"):
         Budget(0.0)
 
@@ -62,18 +63,35 @@ def test_the_hourly_load_and_queue_count_each_job_on_its_half_open_intervals() -
     assert table["queued_jobs"].tolist() == [0, 1, 1, 0, 0]  # at 3600 job 1 starts, job 2 arrives and waits
 
 
+def test_a_section_shares_what_is_left_by_weight_and_slices_to_fit_it() -> None:
+    budget = Budget(100.0, clock=Clock())
+    assert budget.share(2.0, 5.0) == 40.0
+    n = budget.slice("part", lambda m: 0.1 + 0.01 * m, 10_000, least=1000)
+    assert n == 3900  # the most that fits, 3,990, rounded down to two significant digits
+    assert budget.planned == pytest.approx(39.1) and budget.share_left == pytest.approx(0.9)
+    assert budget.share(1.0, 3.0) == pytest.approx(60.9 / 3)  # what the first share left is shared again
+    assert budget.slice("whole", lambda m: 0.01 * m, 500, least=1000) == 500  # the whole trace fits
+    assert budget.slice("big", lambda m: 0.1 * m, 10_000, least=1000) is None  # not even 1,000 jobs
+    assert budget.skipped == ["big: needs about 100 s, 15 s of the budget left"]
+
+
+def test_the_parts_are_timed_from_one_start_to_the_next() -> None:
+    clock = Clock()
+    budget = Budget(100.0, clock=clock)
+    budget.start("a", 1.0)
+    clock.t += 2.5
+    budget.start("b", 2.0)
+    clock.t += 1.0
+    budget.close()
+    budget.close()  # nothing open: nothing changes
+    assert budget.parts == [{"part": "a", "estimated_s": 1.0, "wall_s": 2.5},
+                            {"part": "b", "estimated_s": 2.0, "wall_s": 1.0}]
+
+
 def test_the_caps_are_fractions_of_the_site_with_0_and_m_always_in() -> None:
     assert caps(100) == [0, 6, 12, 25, 50, 100]
     assert caps(16) == [0, 1, 2, 4, 8, 16]
     assert caps(1) == [0, 1]
-
-
-def test_the_advisor_uses_the_papers_protocol_from_20000_jobs_and_halves_below() -> None:
-    assert (protocol_for(20_000).tune, protocol_for(20_000).skip, protocol_for(20_000).evaluate) == (500, 10_000,
-                                                                                                      10_000)
-    short = protocol_for(19_999)
-    assert (short.tune, short.skip, short.evaluate) == (500, 9_999, 10_000)
-    assert (protocol_for(801).tune, protocol_for(801).skip, protocol_for(801).evaluate) == (400, 400, 401)
 
 
 def test_the_recommendation_is_the_cheapest_within_ten_minutes_of_overhead_else_the_quickest() -> None:
@@ -108,3 +126,28 @@ def test_a_trace_without_maxprocs_or_processor_counts_asks_for_the_sites_size(tm
     with pytest.raises(ConfigError, match="give the site's size with --nodes"):
         report_input(ReportConfig(trace=str(trace)), tmp_path)
     assert report_input(ReportConfig(trace=str(trace), nodes=4), tmp_path).nodes == 4
+
+
+def test_the_advisor_section_takes_its_protocol_from_the_advisors_fitting_rule(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from broker.advisor.evaluate import Protocol
+    from broker.report.budget import Budget
+    from broker.report.model import ReportInput
+    from broker.report.sections import advisor
+    from workloads.lublin import default_workload
+    from workloads.swf import read_swf
+    from workloads.swf_writer import write_swf
+
+    frame = default_workload(seed=0, n_jobs=2000)
+    frame["wait_time"] = frame["submit_time"] % 600
+    path = write_swf(frame, tmp_path / "a.swf", {"MaxProcs": 256})
+    asked: list[int] = []
+
+    def fitting(n: int) -> Protocol:
+        asked.append(n)
+        return Protocol(tune=100, skip=300, evaluate=200)
+
+    monkeypatch.setattr(Protocol, "fitting", staticmethod(fitting))
+    s = advisor.run(ReportInput(path, frame, read_swf(path).header, "a", "a.swf", 256, 0), Budget(600.0))
+    assert asked == [2000]
+    assert (s.numbers["tune"], s.numbers["skip"], s.numbers["evaluate"]) == (100, 300, 200)

@@ -16,7 +16,8 @@ def test_coh_recommends_the_cheapest_and_its_saving_over_the_best_single_heurist
         {"policy": "FCFS-LD", "cost": 120.0, "lower_bound": 60.0, "cost_over_lb": 2.0, "wait_mean_s": 0.0,
          "wait_p95_s": 0.0}])
     summary, advice = coh._texts(table)
-    assert summary.startswith("CoH (trio) costs $90.00, 1.500 times the lower bound $60.00; jobs wait 2 s")
+    assert summary == ("CoH (trio) costs $90.00, 1.500 times the lower bound $60.00; jobs wait 0.000556 h on average "
+                       "(0.0025 h at the 95th percentile) for a VM to boot.")  # one unit for waits: hours
     assert advice == "Run CoH (trio): 10.0% below the best single heuristic, FCFS-SM ($100.00)."
     table.loc[0, "cost"] = 100.0  # a tie with FCFS-SM: the first row (CoH) is the cheapest, saving 0
     assert coh._texts(table)[1] == "Run CoH (trio): 0.0% below the best single heuristic, FCFS-SM ($100.00)."
@@ -37,25 +38,29 @@ def test_leasing_says_plainly_when_the_learner_loses_to_a_constant_cap_and_when_
     assert leasing._texts(table, 16)[1] == "Do not lease: the site runs its jobs without waiting."
 
 
-def test_the_elastic_section_compares_the_learner_with_the_rule_and_the_fixed_pool() -> None:
+def test_the_elastic_section_recommends_the_highest_responsiveness_w() -> None:
     def runs(fixed: float, rule: float, sarsa: float, rule_hours: float, sarsa_hours: float) -> pd.DataFrame:
         return pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)"],
                              "w_interactive_mean": [fixed, rule, sarsa],
                              "core_hours": [1000.0, rule_hours, sarsa_hours]})
 
-    assert elastic._texts(runs(0.9, 0.5, 0.4, 100.0, 100.0))[1] == (
-        "Let SARSA size the pool: more responsive than the threshold autoscaler for no more core-hours.")
-    assert elastic._texts(runs(0.9, 0.5, 0.4, 100.0, 150.0))[1].startswith(
-        "SARSA is more responsive but pays 50% more core-hours")
-    assert elastic._texts(runs(0.9, 0.4, 0.4, 100.0, 50.0))[1].startswith("Keep the threshold autoscaler")
-    summary, _ = elastic._texts(runs(0.3, 0.5, 0.4, 100.0, 50.0))
-    assert summary.endswith("The site's fixed pool is the most responsive of the three: an elastic pool saves "
-                            "core-hours here, not waits.")
-    assert "most responsive" not in elastic._texts(runs(0.4, 0.5, 0.4, 100.0, 50.0))[0]  # a tie is not better
+    # KTH's shape: the threshold autoscaler has the highest W (W = run / (run + wait): higher is better)
+    assert elastic._texts(runs(0.6, 0.9, 0.7, 100.0, 145.0))[1] == (
+        "Run the threshold autoscaler: the most responsive pool (W 0.900, 100 core-hours); SARSA loses 0.200 in W "
+        "against the threshold autoscaler for 45% more core-hours.")
+    assert elastic._texts(runs(0.6, 0.7, 0.9, 100.0, 50.0))[1] == (
+        "Run SARSA: the most responsive pool (W 0.900, 50 core-hours); SARSA gains 0.200 in W against the threshold "
+        "autoscaler for 50% fewer core-hours.")
+    assert elastic._texts(runs(0.95, 0.9, 0.9, 100.0, 100.0))[1] == (
+        "Run the site's fixed pool: the most responsive pool (W 0.950, 1,000 core-hours); SARSA is as responsive as "
+        "the threshold autoscaler for the same core-hours. An elastic pool saves core-hours here, not waits.")
+    # a tie on W goes to the fewer core-hours
+    assert elastic._texts(runs(0.5, 0.9, 0.9, 100.0, 50.0))[1].startswith("Run SARSA: ")
+    assert elastic._texts(runs(0.5, 0.9, 0.9, 50.0, 100.0))[1].startswith("Run the threshold autoscaler: ")
     # a run that counted no interactive job: pandas holds its figure as NaN
     summary, advice = elastic._texts(runs(0.4, float("nan"), 0.3, 100.0, 50.0))
     assert advice == "No interactive job was counted: the responsiveness cannot be compared."
-    assert "threshold" not in summary and summary.startswith("fcfs (rigid): w 0.400")
+    assert "threshold" not in summary and summary.startswith("the site's fixed pool: W 0.400")
 
 
 def test_the_advisor_names_the_slowest_cloud_where_it_still_saves_time() -> None:
