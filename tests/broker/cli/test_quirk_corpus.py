@@ -17,7 +17,7 @@ from tests.conftest import CliRun, cloudbroker
 from tests.quirks import QUIRKS, Quirk
 from workloads.jobs import PARTIAL_REMOVED
 
-#: Every command that reads a trace, with its defaults (the report has its own test on the corpus' cases).
+#: Every command that reads a trace, with its defaults (and the report, below: it writes a page).
 COMMANDS: dict[str, tuple[str, ...]] = {
     "simulate": ("simulate", "--trace"),
     "simulate FCFS-LD": ("simulate", "--policy", "FCFS-LD", "--trace"),
@@ -96,3 +96,17 @@ def test_trace_info_accounts_for_every_line_of_a_quirk(tmp_path: Path, quirk: Qu
     assert table.code == 0, table
     text = " ".join(table.out.replace("│", " ").split())  # the table's wrapped cells as one line
     assert all(f"{n} line(s): {why}" in text for why, n in quirk.flagged.items()), text
+
+
+@pytest.mark.parametrize("quirk", QUIRKS, ids=lambda q: q.name)
+def test_the_report_runs_a_quirk_with_its_defaults_and_accounts_for_every_line(tmp_path: Path, quirk: Quirk) -> None:
+    path = _log(tmp_path, quirk)
+    args = ("report", "--trace", str(path), "--json")
+    run = cloudbroker(*args, "--out", str(tmp_path / "report"))
+    if quirk.refusal:
+        _refusal(run, (path.name, *quirk.refusal))
+        assert not (tmp_path / "report").exists()  # refused before any work
+        run = cloudbroker(*args, "--out", str(tmp_path / "report"), "--lenient")
+    assert run.code == 0 and "Traceback" not in run.err, run
+    _counts_hold(json.loads(run.out), quirk)
+    assert (tmp_path / "report" / "index.html").is_file()
