@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.quirks import QUIRKS, Quirk
+from tests.quirks import QUIRKS, YEAR, Quirk
 from workloads.swf import SwfFormatError, read_swf, trace_info
 
 
@@ -14,6 +14,15 @@ def _log(tmp_path: Path, quirk: Quirk) -> Path:
     path = tmp_path / (quirk.name.replace(" ", "_") + ".swf")
     path.write_text(quirk.build())
     return path
+
+
+def _refused(path: Path, strict: bool, parts: tuple[str, ...]) -> None:
+    """Reading ``path`` is one refusal, a line that starts with the file's name and holds every one of ``parts``."""
+    with pytest.raises(SwfFormatError) as refused:
+        read_swf(path, strict=strict)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(path.name + ":")
+    assert all(part in message for part in parts), (message, parts)
 
 
 def _job_lines(path: Path) -> int:
@@ -37,12 +46,7 @@ def test_a_line_that_cannot_be_parsed_is_one_refusal_naming_file_line_field_and_
         tmp_path: Path, quirk: Quirk) -> None:
     path = _log(tmp_path, quirk)
     for strict in (False, True):
-        with pytest.raises(SwfFormatError) as refused:
-            read_swf(path, strict=strict)
-        message = str(refused.value)
-        assert "\n" not in message and message.startswith(path.name + ":")
-        for part in quirk.refusal:
-            assert part in message
+        _refused(path, strict, quirk.refusal)
 
 
 @pytest.mark.parametrize("quirk", [q for q in QUIRKS if not q.refusal], ids=lambda q: q.name)
@@ -52,9 +56,10 @@ def test_strict_refuses_the_first_undocumented_value_by_line_or_reads_a_clean_lo
     if not quirk.strict:
         assert len(read_swf(path, strict=True).frame) == quirk.jobs
         return
-    with pytest.raises(SwfFormatError) as refused:
-        read_swf(path, strict=True)
-    message = str(refused.value)
-    assert "\n" not in message and message.startswith(path.name + ":")
-    for part in quirk.strict:
-        assert part in message
+    _refused(path, True, quirk.strict)
+
+
+def test_the_ten_year_log_spans_ten_years() -> None:
+    quirk = next(q for q in QUIRKS if q.name.startswith("ten years"))
+    submits = [int(line.split()[1]) for line in quirk.build().splitlines() if not line.startswith(";")]
+    assert 9.5 * YEAR < submits[-1] - submits[0] < 10.5 * YEAR and len(submits) == 300
