@@ -43,7 +43,9 @@ UNREACHABLE = {("elastic", "--first-day", "high"): "no trace has a job a thousan
 WORK = ("broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.leasing.run_leasing",
         "broker.cli.leasing.run_constant", "broker.cli.cluster.simulate_cluster", "broker.cli.backends.sweep",
         "broker.sweep.run_sweep", "broker.cli.elastic.run_elastic", "broker.advisor.evaluate.evaluate",
-        "broker.report.build_report")
+        "broker.report.build_report",
+        # the leasing sweep's grid: 2,000,000 random runs (the bound) spawn as many seeds before the sweep starts
+        "broker.cli.leasing.sweep_configs")
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)"
 INTERVAL = re.compile(rf"in ([\[(])\s*{_NUMBER}\s*,\s*{_NUMBER}\s*([\])])")
 AT_LEAST = re.compile(rf"at least {_NUMBER}")
