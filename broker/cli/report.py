@@ -45,11 +45,12 @@ def report_cmd(
         counts = inputs.kept(usable_jobs(swf, config), trace, swf)
         if not counts["jobs_kept"]:  # before the site's size is asked for: there is nothing to size it for
             inputs.nothing_to_run(counts, trace, as_json=as_json, out_dir=out_dir)
-            (out_dir / "index.html").write_text(nothing_page(trace, counts), encoding="utf-8")
+            with inputs.writing("--out", out_dir):
+                (out_dir / "index.html").write_text(nothing_page(trace, counts), encoding="utf-8")
             return
     from broker.report.sections import SECTIONS
 
-    with bar("report", len(SECTIONS), quiet=not err.is_terminal) as update:
+    with bar("report", len(SECTIONS), quiet=not err.is_terminal) as update, inputs.writing("--out", out_dir):
         report = build_report(config, out_dir, swf=swf, progress=None if update is None else
                               lambda done, total, _title: update(done, total))
     if as_json:

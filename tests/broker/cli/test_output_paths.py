@@ -130,7 +130,8 @@ def _full(*_: Any, **__: Any) -> Any:
 @pytest.mark.parametrize(("command", "target"), [("simulate", "broker.cli.simulate.write_result"),
                                                  ("cluster", "broker.cli.cluster.write_result"),
                                                  ("leasing --policy constant:1", "broker.cli.leasing.write_result"),
-                                                 ("elastic --policy fcfs", "broker.cli.elastic.write_result")])
+                                                 ("elastic --policy fcfs", "broker.cli.elastic.write_result"),
+                                                 ("report", "broker.report.build_report")])
 def test_a_write_that_fails_after_the_run_is_one_line_naming_the_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        command: str, target: str) -> None:
     (tmp_path / "tiny.swf").write_text(TINY)
