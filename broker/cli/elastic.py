@@ -30,6 +30,7 @@ from broker.elastic.world import PoolConfig
 from broker.sweep import bounded, cells
 from workloads.cores import CoreJobs, cores_view
 from workloads.errors import ConfigError
+from workloads.swf import SwfTrace
 
 elastic_app = typer.Typer(help="A pool of cores for grid jobs: which job runs next and how many cores to rent "
                                "(the elastic RL paper).", invoke_without_command=True)
@@ -46,12 +47,14 @@ SHOWN = ("w_interactive_mean", "w_interactive_std", "w_batch_mean", "w_batch_std
          "fairness_mean")
 
 
-def _jobs(trace: str, parallel: str, first_day: float, days: float | None, limit_jobs: int | None,
-          lenient: bool = False, strict: bool = False) -> tuple[CoreJobs, dict[str, Any]]:
-    """The window's one-core jobs and the counts of reading and the view (a window that holds none is refused)."""
+def _check_parallel(parallel: str) -> None:
     if parallel not in ("expand", "one"):
         raise typer.BadParameter("--parallel must be expand or one")
-    swf = inputs.trace(trace, lenient, strict)
+
+
+def _jobs(swf: SwfTrace, trace: str, parallel: str, first_day: float, days: float | None,
+          limit_jobs: int | None) -> tuple[CoreJobs, dict[str, Any]]:
+    """The window's one-core jobs and the counts of reading and the view (a window that holds none is refused)."""
     try:
         every, report = cores_view(swf.frame, parallel=parallel,  # type: ignore[arg-type]
                                    origin=float(swf.header.unix_start_time or 0))
@@ -133,7 +136,8 @@ def elastic_cmd(
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     started = time.perf_counter()
-    jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient, strict)
+    _check_parallel(parallel)
+    jobs, counts = _jobs(inputs.trace(trace, lenient, strict), trace, parallel, first_day, days, limit_jobs)
     if not len(jobs):
         inputs.nothing_to_run(counts, trace, as_json=as_json, out_dir=out_dir)
         return
@@ -263,9 +267,10 @@ def elastic_sweep_cmd(
     learning = sum(c["policy"] == "sarsa" for c in grid)
     bounded(learning * seeds + sum(c["policy"] != "sarsa" and c["lam"] == lams[0] for c in grid),
             f"{learning:,} learning runs x --seeds {seeds:,} and the rules")
+    _check_parallel(parallel)
     swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
-    jobs, counts = _jobs(trace, parallel, first_day, days, limit_jobs, lenient)
+    jobs, counts = _jobs(swf, trace, parallel, first_day, days, limit_jobs)
     if not len(jobs):
         inputs.nothing_to_run(counts, trace, as_json=as_json)
         return
