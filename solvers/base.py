@@ -14,6 +14,12 @@ same answer on every machine and every run, for reproducible experiments:
   35-100-job IPPs on a loaded 2-core machine) with one worker and a fixed seed;
 - CBC reads ``work`` as ``maxNodes`` (branch-and-bound nodes, ``int(work)``) with its serial search
   and no time limit; the root node (cuts, heuristics) always runs to its end.
+
+A backend class describes itself before it is built (:class:`Backend`): how a figure in seconds
+becomes its own deterministic limit (``deterministic_limit``) and which of the
+:data:`COMMON_OPTIONS` its constructor takes. Callers ask the class (:func:`get_backend`,
+:func:`make_solver`) and never switch on a backend's name, so adding a backend is one module and
+one line in the registry (or a :func:`register_solver` call).
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ _BACKENDS: dict[str, str] = {
     "cbc": "solvers.cbc:CbcSolver",
     "cpsat": "solvers.cpsat:CpSatSolver",
 }
+#: Options a caller may give every backend alike (:func:`make_solver`); each backend takes those its
+#: class lists in ``common_options`` (CP-SAT: ``presolve``) and is built without the others.
+COMMON_OPTIONS: frozenset[str] = frozenset({"presolve"})
 
 
 class Status(enum.Enum):
@@ -168,6 +177,30 @@ class Solver(Protocol):
         ...
 
 
+class Backend(Protocol):
+    """A backend class as the registry holds it: what it says about itself before it is built.
+
+    Attributes
+    ----------
+    common_options : frozenset of str
+        The :data:`COMMON_OPTIONS` its constructor takes (a class variable).
+    """
+
+    common_options: frozenset[str]
+
+    def __call__(self, *args: Any, **options: Any) -> Solver:
+        """A new instance (the backend's constructor)."""
+        ...
+
+    def deterministic_limit(self, seconds: float) -> Limit:
+        """The deterministic work limit standing for a time limit of ``seconds`` (> 0), in the backend's unit.
+
+        The mapping is fixed (never measured), so the same figure gives the same limit, and the
+        same run, on every machine.
+        """
+        ...
+
+
 def relative_gap(status: Status, objective: float | None, bound: float | None) -> float | None:
     """Relative gap ``(objective - bound) / max(|objective|, 1e-9)``, clipped at 0; 0 when optimal."""
     if objective is None:
@@ -256,6 +289,56 @@ def list_solvers() -> list[str]:
     return sorted(_BACKENDS)
 
 
+def register_solver(name: str, target: str) -> None:
+    """Register the backend class ``target`` (``"module:Class"``, imported on first use) as ``name``.
+
+    Raises
+    ------
+    KeyError
+        When ``name`` is already registered.
+    ValueError
+        When ``target`` is not of the form ``"module:Class"``.
+    """
+    if name in _BACKENDS:
+        raise KeyError(f"solver {name!r} is already registered ({_BACKENDS[name]})")
+    module_name, _, class_name = target.partition(":")
+    if not module_name or not class_name or ":" in class_name:
+        raise ConfigError(f"solver {name!r}: target must be 'module:Class', got {target!r}")
+    _BACKENDS[name] = target
+
+
+def unregister_solver(name: str) -> None:
+    """Remove the backend registered as ``name`` (what :func:`register_solver` added).
+
+    Raises
+    ------
+    KeyError
+        For an unknown name (the message lists the known ones).
+    """
+    _target(name)
+    del _BACKENDS[name]
+
+
+def _target(name: str) -> str:
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        raise UnknownName(f"unknown solver {name!r}; known solvers: {', '.join(list_solvers())}") from None
+
+
+def get_backend(name: str) -> Backend:
+    """The backend class registered as ``name``, imported but not instantiated.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name (the message lists the known ones).
+    """
+    module_name, class_name = _target(name).split(":")
+    backend: Backend = getattr(importlib.import_module(module_name), class_name)
+    return backend
+
+
 def get_solver(name: str, **options: Any) -> Solver:
     """A new backend instance by name (``"cbc"``, ``"cpsat"``); ``options`` go to its constructor.
 
@@ -264,11 +347,25 @@ def get_solver(name: str, **options: Any) -> Solver:
     KeyError
         For an unknown name (the message lists the known ones).
     """
-    try:
-        target = _BACKENDS[name]
-    except KeyError:
-        raise UnknownName(f"unknown solver {name!r}; known solvers: {', '.join(list_solvers())}") from None
-    module_name, class_name = target.split(":")
-    factory = getattr(importlib.import_module(module_name), class_name)
-    solver: Solver = factory(**options)
-    return solver
+    return get_backend(name)(**options)
+
+
+def make_solver(name: str, **common: Any) -> Solver:
+    """A new backend instance given those of the ``common`` options it takes.
+
+    ``common`` holds :data:`COMMON_OPTIONS` only, set once for every backend of a configuration
+    (e.g. ``presolve``); a backend whose class does not list an option in ``common_options`` is
+    built without it.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name.
+    ValueError
+        For an option outside :data:`COMMON_OPTIONS`.
+    """
+    unknown = sorted(common.keys() - COMMON_OPTIONS)
+    if unknown:
+        raise ConfigError(f"{unknown} are not options common to every backend ({', '.join(sorted(COMMON_OPTIONS))})")
+    backend = get_backend(name)
+    return backend(**{key: value for key, value in common.items() if key in backend.common_options})

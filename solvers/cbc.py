@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pulp
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 
 #: The CBC binary shipped inside the PuLP wheel (read from the class, so no deprecation warning).
 BUNDLED_CBC: str = pulp.PULP_CBC_CMD.pulp_cbc_path
+#: Branch-and-bound nodes per second of a time limit, for a deterministic limit
+#: (:meth:`CbcSolver.deterministic_limit`).
+NODES_PER_SECOND = 1000
 
 _SENSES = {"<=": pulp.LpConstraintLE, ">=": pulp.LpConstraintGE, "==": pulp.LpConstraintEQ}
 _NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf)"
@@ -153,14 +157,24 @@ class CbcSolver:
     long. CBC's threaded search can stall on a lock (coin-or/Cbc#640): ``-threads 1`` did so in
     about 15 % of runs of the bundled CBC 2.10.3, so one thread means serial CBC, not
     ``-threads 1``. A warm start (``start``) is written as a CBC MIP start
-    (``-mips``) via ``setInitialValue`` and PuLP's ``warmStart=True``.
+    (``-mips``) via ``setInitialValue`` and PuLP's ``warmStart=True``. It takes none of the
+    :data:`~solvers.base.COMMON_OPTIONS` (CBC's presolve stays on).
     """
 
     name: str = "cbc"
+    common_options: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, *, path: str | None = None, options: Sequence[str] = ()) -> None:
         self.path = path
         self.options = list(options)
+
+    @classmethod
+    def deterministic_limit(cls, seconds: float) -> Limit:
+        """:data:`NODES_PER_SECOND` nodes per second of ``seconds``, rounded, and at least one node.
+
+        Examples: 2.0 s -> 2000 nodes, 0.0004 s -> 1 node.
+        """
+        return Limit.deterministic(float(max(1, round(NODES_PER_SECOND * seconds))))
 
     def interrupt(self) -> None:
         """Stop the CBC processes this process started (SIGINT: CBC stops and writes what it has found).

@@ -16,7 +16,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -119,10 +119,12 @@ class CpSatSolver:
     -----
     ``Limit.wall`` sets ``max_time_in_seconds``; ``Limit.deterministic(work)`` sets
     ``max_deterministic_time = work`` (CP-SAT deterministic seconds) with one worker. A warm start
-    becomes a hint on every variable (``add_hint``).
+    becomes a hint on every variable (``add_hint``). Of the :data:`~solvers.base.COMMON_OPTIONS` it
+    takes ``presolve``.
     """
 
     name: str = "cpsat"
+    common_options: ClassVar[frozenset[str]] = frozenset({"presolve"})
 
     def __init__(self, *, num_workers: int | None = None, presolve: bool = True, seed: int = 0, **params: Any) -> None:
         reserved = sorted(_RESERVED & params.keys())
@@ -136,6 +138,11 @@ class CpSatSolver:
         self.params = dict(params)
         self._active: cp_model.CpSolver | None = None
         self._configure(cp_model.CpSolver(), Limit.wall(1.0))  # an unknown field fails here, not in solve
+
+    @classmethod
+    def deterministic_limit(cls, seconds: float) -> Limit:
+        """``seconds`` of CP-SAT's deterministic time (its own unit, one worker): 2.0 s -> 2.0."""
+        return Limit.deterministic(seconds)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_active": None}

@@ -1,10 +1,11 @@
-"""Shared fixtures: where the real traces are (``../shared/traces`` beside the checkout)."""
+"""Shared fixtures: where the real traces are (``../shared/traces`` beside the checkout), a toy solver backend."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,3 +75,16 @@ def cloudbroker(*args: str) -> CliRun:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(args))
     return CliRun(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def toy_solver() -> Iterator[str]:
+    """The toy backend (``tests/solvers/toy.py``) registered for one test; its name."""
+    from solvers.base import register_solver, unregister_solver
+    from tests.solvers.toy import NAME, TARGET
+
+    register_solver(NAME, TARGET)
+    try:
+        yield NAME
+    finally:
+        unregister_solver(NAME)
