@@ -25,7 +25,7 @@ from broker.pricing.book import HEAVY
 from broker.pricing.reservations import ReservationPlan
 from heuristics.occupancy import CAPACITY_RULES, CapacityRule
 from heuristics.registry import HEURISTICS, PAPER_TRIO, Registry
-from solvers.base import Limit, list_solvers
+from solvers.base import Limit, get_backend, list_solvers
 from workloads.errors import ConfigError
 
 
@@ -132,8 +132,9 @@ class IppConfig:
     tick a solver decides (:mod:`solvers.race`: the cheapest plan wins, a proven optimum first, then
     the backend listed first). Each runs under ``time_limit`` wall-clock seconds with ``threads``
     workers (shared out between the entrants of a race run side by side), or with ``deterministic``
-    under a work limit: CP-SAT deterministic seconds = ``time_limit`` with one worker, CBC nodes =
-    ``1000 * time_limit`` with one thread (the same seed, the same run, however the race is run).
+    under a work limit on one thread that each backend reads from ``time_limit`` in its own unit
+    (:meth:`limit`; CP-SAT deterministic seconds = ``time_limit``, CBC nodes = ``1000 * time_limit``):
+    the same seed, the same run, however the race is run.
     A race runs in ``workers`` joblib workers on ticks of at least ``race_jobs`` jobs, and in this
     process on smaller ones (BENCHMARKS.md: below that, a round trip to the workers costs more than
     running the backends one after the other).
@@ -144,8 +145,8 @@ class IppConfig:
     ``fast_path`` solves batches of up to ``exact_jobs`` jobs exactly without a solver (one or two
     by enumeration, more by dynamic programming over subsets of the jobs; ``exact_jobs=2`` is the
     rule before issue 17, which reproduces the earlier figures) and skips ticks the heuristics
-    already solve to the bound; ``presolve`` applies to CP-SAT (off made whole deterministic replays
-    6-7x slower, BENCHMARKS.md).
+    already solve to the bound; ``presolve`` goes to the backends that take it (CP-SAT; off made whole
+    deterministic replays 6-7x slower, BENCHMARKS.md).
     """
 
     solver: str
@@ -190,12 +191,15 @@ class IppConfig:
         return tuple(name.strip() for name in self.solver.split(","))
 
     def limit(self, solver: str | None = None) -> Limit:
-        """The limit of backend ``solver`` (the first one by default)."""
+        """The limit of backend ``solver`` (the first one by default).
+
+        A wall limit is the same for every backend; a deterministic one is the backend's own reading
+        of ``time_limit`` (:meth:`solvers.base.Backend.deterministic_limit`).
+        """
         name = self.solvers[0] if solver is None else solver
         if not self.deterministic:
             return Limit.wall(self.time_limit, threads=self.threads)
-        work = self.time_limit if name == "cpsat" else float(max(1, round(1000 * self.time_limit)))
-        return Limit.deterministic(work)
+        return get_backend(name).deterministic_limit(self.time_limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +247,8 @@ class SimulationConfig:
                 raise ConfigError(f"{self.coh.policy} uses heavy reservations only; the plan also has {other} "
                                  f"(make it with plan-reservations --options reserved-heavy, or use coh-r)")
         if spec.needs_ipp and self.ipp is None:
-            raise ConfigError(f"policy {self.coh.policy!r} needs the integer program: give ipp=IppConfig('cbc' or "
-                             f"'cpsat')")
+            raise ConfigError(f"policy {self.coh.policy!r} needs the integer program: give ipp=IppConfig(solver) "
+                             f"with a solver of {', '.join(list_solvers())}")
         if self.ipp is not None and not spec.takes_ipp:
             raise ConfigError(f"policy {self.coh.policy!r} is one heuristic: the integer program joins 'coh', 'ipp', "
                              f"'coh-r' or 'coh-onetype'")

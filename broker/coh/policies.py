@@ -17,14 +17,14 @@ from broker.coh.portfolio import CohPolicy
 from broker.pricing.billing import Billing
 from broker.pricing.book import Catalog
 from heuristics.registry import HEURISTICS
-from solvers.base import get_solver
+from solvers.base import make_solver
 
 Seed = int | np.random.SeedSequence | None
 
 
 def ipp_member(ipp: IppConfig, billing: Billing, catalog: Catalog, *, paid: bool) -> IppMember:
     """The integer program as a portfolio member, as ``ipp`` configures it (one backend, or a race)."""
-    solvers = [get_solver(name, **({"presolve": ipp.presolve} if name == "cpsat" else {})) for name in ipp.solvers]
+    solvers = [make_solver(name, presolve=ipp.presolve) for name in ipp.solvers]
     return IppMember(solvers, [ipp.limit(name) for name in ipp.solvers], billing=billing, hourly=catalog.hourly,
                      max_jobs=ipp.max_jobs, max_vms=ipp.max_vms, warm_start=ipp.warm_start, fast_path=ipp.fast_path,
                      symmetry=ipp.symmetry, paid=paid, exact_jobs=ipp.exact_jobs, workers=ipp.workers,

@@ -83,6 +83,14 @@ def test_ipp_limits_wall_and_deterministic() -> None:
     assert IppConfig("cbc", time_limit=0.0004, deterministic=True).limit() == Limit(work=1.0)
     assert IppConfig("cbc", time_limit=0.0016, deterministic=True).limit() == Limit(work=2.0)
     assert IppConfig("cbc", time_limit=1.5, deterministic=True).limit().threads == 1
+    # the same figures, asked of each backend (no name switch in the configuration)
+    assert IppConfig("cpsat", time_limit=2.0, deterministic=True).limit() == Limit(work=2.0)
+    assert IppConfig("cbc", time_limit=2.0, deterministic=True).limit() == Limit(work=2000.0)
+    assert IppConfig("cpsat", time_limit=0.0004, deterministic=True).limit() == Limit(work=0.0004)
+    both = IppConfig("cpsat,cbc", time_limit=0.0004, deterministic=True)
+    assert (both.limit(), both.limit("cpsat"), both.limit("cbc")) == (Limit(work=0.0004),) * 2 + (Limit(work=1.0),)
+    wall = IppConfig("cpsat,cbc", time_limit=2.0, threads=3)
+    assert wall.limit("cpsat") == wall.limit("cbc") == Limit.wall(2.0, threads=3)
 
 
 def test_coh_defaults_and_refusals() -> None:
