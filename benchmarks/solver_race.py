@@ -35,7 +35,7 @@ from broker.coh.portfolio import CohPolicy
 from broker.coh.world import CohWorld, EngineConfig, run
 from heuristics.fleet import Batch, Fleet
 from heuristics.registry import HEURISTICS
-from solvers.base import Limit, Status, get_solver
+from solvers.base import Limit, Status, get_backend, get_solver
 from solvers.race import Entrant, race
 
 CLASSES = ((13, 16), (17, 24), (25, 35), (36, 49))
@@ -70,8 +70,8 @@ def limits_of(text: str) -> list[tuple[str, dict[str, Limit]]]:
         if item[0] == "w":
             out.append((f"wall {value:g} s", {"cpsat": Limit.wall(value, threads=2), "cbc": Limit.wall(value)}))
         else:
-            out.append((f"work {value:g}", {"cpsat": Limit.deterministic(value),
-                                            "cbc": Limit.deterministic(max(1.0, round(1000 * value)))}))
+            out.append((f"work {value:g}", {name: get_backend(name).deterministic_limit(value)
+                                            for name in ("cpsat", "cbc")}))
     return out
 
 
