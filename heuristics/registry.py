@@ -13,8 +13,8 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from heuristics.fleet import CURRENT_STATS, Batch, Fleet, Plan
-from heuristics.packing import pack
+from heuristics.fastpack import pack
+from heuristics.fleet import Batch, Fleet, Plan
 from heuristics.rules import JOB_ORDERS, VM_RULES, JobOrder, VmRule
 from workloads.errors import UnknownName
 
@@ -67,10 +67,10 @@ class Heuristic:
     @property
     def needs_stats(self) -> bool:
         """Whether the VM rule reads arrival/departure statistics that a fleet shows only when asked for them."""
-        return self.vm_rule.kind == "stat" and self.vm_rule.stat not in CURRENT_STATS
+        return self.vm_rule.needs_stats
 
     def plan(self, batch: Batch, fleet: Fleet, rng: np.random.Generator) -> Plan:
-        """Place the batch (see :func:`heuristics.packing.pack`)."""
+        """Place the batch: :func:`heuristics.packing.pack`'s plan, made by :func:`heuristics.fastpack.pack`."""
         return pack(batch, fleet, self.job_order, self.vm_rule, rng=rng)
 
 

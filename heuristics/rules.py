@@ -3,8 +3,11 @@
 A *job order* maps a :class:`~heuristics.fleet.Batch` to the order in which its jobs are placed.
 A *VM rule* ranks the VMs that have room for the next job; the packing loop
 (:mod:`heuristics.packing`) puts the job on the first one. VM keys change as jobs are placed, so a
-rule keeps a small per-call state that the loop updates after each placement (O(1) per update,
-O(VMs) per choice).
+rule starts a small per-call :class:`Ranking` that the loop tells of each VM it opens and each job
+it places (O(1) per update, O(VMs) per choice). One class per kind of rule: by room (SM, LM), by a
+statistic of the hosted jobs (LA ... EAA), by the billing unit's rollover (CFH, FFH), at random
+(Rnd); each ranking chooses among ``(slot, room)`` pairs (:meth:`Ranking.choose`) or over an array of
+every slot's room (:meth:`Ranking.choose_among`), the same choice either way.
 
 Readings of the paper where it is terse (documented in ``docs/design.md``):
 
@@ -22,19 +25,18 @@ Readings of the paper where it is terse (documented in ``docs/design.md``):
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from heuristics.fleet import Batch, Fleet
+from heuristics.fleet import CURRENT_STATS, Batch, Fleet
 
 JobOrder = Callable[[Batch], np.ndarray]
 
 #: Key of a VM that hosts no job for the arrival/departure rules: after every VM that does.
 EMPTY_KEY = 1e300
-#: A statistic's aggregate and whether it is of departures (else of arrivals), by the fleet field's name.
-_STAT_PARTS = {f"{field}_{agg}": (agg, field == "dep") for field in ("arr", "dep") for agg in ("min", "max", "mean")}
 
 
 def fcfs(batch: Batch) -> np.ndarray:
@@ -86,191 +88,270 @@ def with_one_more(agg: str, old: float, n: int, x: float) -> float:
     return (old * n + x) / (n + 1)
 
 
-class RuleState:
-    """Per-call state of a VM rule over ``n + m`` slots (existing VMs, then room for new ones)."""
+#: A choice among the slots with room for a job: ``(slot, room)`` pairs, by slot.
+Fits = list[tuple[int, float]]
 
-    def __init__(self, key: np.ndarray) -> None:
-        self.key = key
 
-    def choose(self, free: np.ndarray, r: float, rng: np.random.Generator) -> int:
-        """The first VM (lowest key, then lowest slot) with ``free >= r``; -1 if none."""
-        masked = np.where(free >= r, self.key, np.inf)
-        j = int(masked.argmin())
-        return j if masked[j] != np.inf else -1
+class Ranking(ABC):
+    """A VM rule's state during one packing call over ``n`` fleet slots and the VMs the call opens.
 
-    def opened(self, j: int, free: np.ndarray) -> None:
-        """A new VM was started in slot ``j``."""
+    Slots ``[0, n)`` are the fleet's; the VMs the call starts take the next ones, in order
+    (:meth:`opened`). Ties go to the lowest slot.
+    """
 
-    def placed(self, j: int, arrival: float, departure: float, free: np.ndarray) -> None:
+    def __init__(self, fleet: Fleet, m: int) -> None:
+        self.fleet, self.n, self.m = fleet, len(fleet), m
+        self.new = 0  # VMs opened so far in the call
+
+    @abstractmethod
+    def choose(self, fits: Fits, rng: np.random.Generator) -> int:
+        """Of the slots with room for the job (``(slot, room)``, by slot), the one the rule picks; -1 if none."""
+
+    @abstractmethod
+    def choose_among(self, room: np.ndarray, need: float, rng: np.random.Generator) -> int:
+        """The slot :meth:`choose` picks, given every slot's room (``n + m`` of them, ``-inf`` for no VM)."""
+
+    def opened(self) -> None:
+        """The call started a VM, in the next slot."""
+        self.new += 1
+
+    def placed(self, j: int, arrival: float, departure: float) -> None:  # noqa: B027 (most rankings keep nothing)
         """A job (arrival, departure in seconds) was put on slot ``j``."""
 
 
-class _FreeState(RuleState):
-    def __init__(self, free: np.ndarray, sign: float) -> None:
-        super().__init__(sign * free)
+class _ByRoom(Ranking):
+    def __init__(self, fleet: Fleet, m: int, sign: float) -> None:
+        super().__init__(fleet, m)
         self.sign = sign
 
-    def choose(self, free: np.ndarray, r: float, rng: np.random.Generator) -> int:
-        masked = np.where(free >= r, free if self.sign > 0 else -free, np.inf)
+    def choose(self, fits: Fits, rng: np.random.Generator) -> int:
+        if not fits:
+            return -1
+        best, best_key = -1, math.inf
+        for j, room in fits:
+            if self.sign * room < best_key:
+                best, best_key = j, self.sign * room
+        return best
+
+    def choose_among(self, room: np.ndarray, need: float, rng: np.random.Generator) -> int:
+        masked = np.where(room >= need, self.sign * room, np.inf)
         j = int(masked.argmin())
         return j if masked[j] != np.inf else -1
 
 
-class _StatState(RuleState):
-    """Rank by an aggregate (min / max / mean) of the arrivals or departures of hosted jobs."""
+class _AtRandom(Ranking):
+    def choose(self, fits: Fits, rng: np.random.Generator) -> int:
+        return fits[int(rng.integers(len(fits)))][0] if fits else -1
 
-    def __init__(self, value: np.ndarray, count: np.ndarray, agg: str, use_departure: bool, sign: float) -> None:
-        super().__init__(np.where(np.isnan(value), EMPTY_KEY, sign * value))
-        self.value, self.count = value, count
-        self.agg, self.use_departure, self.sign = agg, use_departure, sign
-
-    def placed(self, j: int, arrival: float, departure: float, free: np.ndarray) -> None:
-        n = int(self.count[j])
-        new = with_one_more(self.agg, float(self.value[j]), n, departure if self.use_departure else arrival)
-        self.value[j], self.count[j] = new, n + 1
-        self.key[j] = self.sign * new
-
-
-class _RandomState(RuleState):
-    def choose(self, free: np.ndarray, r: float, rng: np.random.Generator) -> int:
-        fits = np.flatnonzero(free >= r)
+    def choose_among(self, room: np.ndarray, need: float, rng: np.random.Generator) -> int:
+        fits = np.flatnonzero(room >= need)
         return int(fits[rng.integers(len(fits))]) if len(fits) else -1
 
 
-class ScalarState:
-    """A VM rule's per-call state over Python lists, for small fleets: the choices :class:`RuleState` makes.
+class _ByKey(Ranking):
+    """A ranking by a key per slot, lowest first: read from the fleet only when a choice needs it."""
 
-    Slots are the fleet's, then the VMs the call starts (:meth:`opened`, in order). :meth:`choose`
-    takes the VMs with room for the job, in slot order, with their room. What a rule ranks by is read
-    from the fleet only when a choice needs it (most calls of a sparse trace place one job, often on
-    a new VM), and a VM's key is worked out only for the VMs with room.
-    """
+    def __init__(self, fleet: Fleet, m: int) -> None:
+        super().__init__(fleet, m)
+        self._keys: list[float] | None = None
+        self._array: np.ndarray | None = None
 
-    __slots__ = ("agg", "count", "fleet", "key", "kind", "new", "sign", "stat", "use_departure", "value")
+    @abstractmethod
+    def fleet_keys(self) -> np.ndarray:
+        """The keys of the fleet's slots."""
 
-    def __init__(self, rule: VmRule, fleet: Fleet) -> None:
-        self.kind, self.sign, self.stat, self.fleet = rule.kind, rule.sign, rule.stat, fleet
-        self.new = 0  # VMs started so far in the call
-        self.key: list[float] | None = None  # the rollover rules' keys
-        self.value: list[float] | None = None  # the statistic rules' statistic (nan: no job)
-        self.count: list[int] | None = None  # and each slot's number of jobs, once a job was placed
+    @abstractmethod
+    def new_key(self) -> float:
+        """The key of a VM the call opens."""
 
-    def _keys(self) -> list[float]:
-        """Every slot's key under a rollover rule (the fleet's VMs, then those started)."""
-        if self.key is None:
-            fleet, sign = self.fleet, self.sign
-            self.key = (sign * fleet.rollover).tolist()
-            self.key.extend([sign * fleet.new_rollover] * self.new)
-        return self.key
+    def keys(self) -> list[float]:
+        """Every slot's key (the fleet's, then those opened)."""
+        if self._keys is None:
+            self._keys = self.fleet_keys().tolist()
+            self._keys.extend([self.new_key()] * self.new)
+        return self._keys
 
-    def _values(self) -> list[float]:
-        """Every slot's statistic under a statistic rule (nan: no job)."""
-        if self.value is None:
-            self.value = getattr(self.fleet, self.stat).tolist()
-            if self.new:
-                self.value.extend([math.nan] * self.new)
-        return self.value
+    def key_array(self) -> np.ndarray:
+        """:meth:`keys` over the ``n + m`` slots of the call (the unopened ones' as if opened)."""
+        if self._array is None:
+            self._array = np.full(self.n + self.m, self.new_key())
+            self._array[:self.n] = self.fleet_keys()
+            self._array[self.n:self.n + self.new] = self.keys()[self.n:]
+        return self._array
 
     def opened(self) -> None:
-        """A new VM was started (the next slot)."""
-        self.new += 1
-        if self.key is not None:
-            self.key.append(self.sign * self.fleet.new_rollover)
-        if self.value is not None:
-            self.value.append(math.nan)
-        if self.count is not None:
-            self.count.append(0)
+        super().opened()
+        if self._keys is not None:
+            self._keys.append(self.new_key())
 
-    def choose(self, fits: list[tuple[int, float]], rng: np.random.Generator) -> int:
-        """Of ``(slot, room)`` pairs with room for the job, the slot the rule picks; -1 if none."""
-        if not fits:
-            return -1
-        kind = self.kind
-        if kind == "random":
-            return fits[int(rng.integers(len(fits)))][0]
-        if kind == "free":  # the least room (SM), or the most (LM), the lowest slot among equals (fits are by slot)
-            best, best_room = fits[0]
-            if self.sign > 0:
-                for j, room in fits:
-                    if room < best_room:
-                        best, best_room = j, room
-            else:
-                for j, room in fits:
-                    if room > best_room:
-                        best, best_room = j, room
-            return best
-        if len(fits) == 1:
-            return fits[0][0]
-        best, best_key, sign = -1, math.inf, self.sign
-        if kind == "rollover":
-            key = self._keys()
-            for j, _ in fits:  # fits come by slot: the lowest slot among equal keys
-                if key[j] < best_key:
-                    best, best_key = j, key[j]
-            return best
-        value = self._values()
-        for j, _ in fits:  # a VM without jobs (nan) ranks after the others
-            v = value[j]
-            k = EMPTY_KEY if v != v else sign * v
-            if k < best_key:
-                best, best_key = j, k
+    def choose(self, fits: Fits, rng: np.random.Generator) -> int:
+        if len(fits) < 2:
+            return fits[0][0] if fits else -1
+        keys, best, best_key = self.keys(), -1, math.inf
+        for j, _ in fits:
+            if keys[j] < best_key:
+                best, best_key = j, keys[j]
         return best
 
+    def choose_among(self, room: np.ndarray, need: float, rng: np.random.Generator) -> int:
+        masked = np.where(room >= need, self.key_array(), np.inf)
+        j = int(masked.argmin())
+        return j if masked[j] != np.inf else -1
+
+
+class _ByRollover(_ByKey):
+    def __init__(self, fleet: Fleet, m: int, sign: float) -> None:
+        super().__init__(fleet, m)
+        self.sign = sign
+
+    def fleet_keys(self) -> np.ndarray:
+        return self.sign * self.fleet.rollover
+
+    def new_key(self) -> float:
+        return self.sign * self.fleet.new_rollover
+
+
+class _ByStatistic(Ranking):
+    """By a min / max / mean of the arrivals or departures of the hosted jobs; VMs hosting none last."""
+
+    def __init__(self, fleet: Fleet, m: int, rule: StatisticRule) -> None:
+        super().__init__(fleet, m)
+        self.rule = rule
+        self._values: list[float] | None = None  # the statistic of each slot (nan: no job), read when needed
+        self._counts: list[int] | None = None  # and its jobs, read once a job was placed
+        self._array: np.ndarray | None = None  # the keys over the call's n + m slots, made when needed
+
+    def values(self) -> list[float]:
+        """Every slot's statistic (the fleet's, then the opened VMs'; nan: no job)."""
+        if self._values is None:
+            self._values = getattr(self.fleet, self.rule.stat).tolist() + [math.nan] * self.new
+        return self._values
+
+    def opened(self) -> None:
+        super().opened()
+        if self._values is not None:
+            self._values.append(math.nan)
+        if self._counts is not None:
+            self._counts.append(0)
+
     def placed(self, j: int, arrival: float, departure: float) -> None:
-        """A job (arrival, departure in seconds) was put on slot ``j``."""
-        if self.kind != "stat":
-            return
-        value, count = self._values(), self.count
-        if count is None:
-            self.agg, self.use_departure = _STAT_PARTS[self.stat]
-            self.count = count = self.fleet.n_jobs.tolist()
-            count.extend([0] * self.new)
-        n = count[j]
-        value[j] = with_one_more(self.agg, value[j], n, departure if self.use_departure else arrival)
-        count[j] = n + 1
+        rule, values = self.rule, self.values()
+        if self._counts is None:
+            self._counts = self.fleet.n_jobs.tolist() + [0] * self.new
+        n = self._counts[j]
+        values[j] = with_one_more(rule.agg, values[j], n, departure if rule.of_departures else arrival)
+        self._counts[j] = n + 1
+        if self._array is not None:
+            self._array[j] = rule.sign * values[j]
+
+    def choose(self, fits: Fits, rng: np.random.Generator) -> int:
+        if len(fits) < 2:
+            return fits[0][0] if fits else -1
+        values, sign, best, best_key = self.values(), self.rule.sign, -1, math.inf
+        for j, _ in fits:
+            v = values[j]
+            key = EMPTY_KEY if v != v else sign * v
+            if key < best_key:
+                best, best_key = j, key
+        return best
+
+    def choose_among(self, room: np.ndarray, need: float, rng: np.random.Generator) -> int:
+        if self._array is None:
+            values = np.full(self.n + self.m, np.nan)
+            values[:self.n + self.new] = self.values() if self._values is not None else np.concatenate(
+                (getattr(self.fleet, self.rule.stat), np.full(self.new, np.nan)))
+            self._array = np.where(np.isnan(values), EMPTY_KEY, self.rule.sign * values)
+        masked = np.where(room >= need, self._array, np.inf)
+        j = int(masked.argmin())
+        return j if masked[j] != np.inf else -1
 
 
 @dataclass(frozen=True, slots=True)
-class VmRule:
-    """A VM-selection rule: ``start(fleet, m)`` builds the state for a call placing ``m`` jobs."""
+class VmRule(ABC):
+    """A VM-selection rule: :meth:`ranking` starts its state for a call placing ``m`` jobs on a fleet."""
 
     name: str
-    kind: str
-    sign: float = 1.0
-    stat: str = ""
 
-    def start(self, fleet: Fleet, m: int) -> RuleState:
-        """State over the fleet's slots plus ``m`` slots for VMs the call may start."""
-        n = len(fleet)
-        if self.kind == "random":
-            return _RandomState(np.zeros(n + m))
-        if self.kind == "free":
-            return _FreeState(np.zeros(n + m), self.sign)
-        if self.kind == "rollover":
-            key = np.full(n + m, self.sign * fleet.new_rollover)
-            key[:n] = self.sign * fleet.rollover
-            return RuleState(key)
-        field, agg = self.stat.split("_")
-        value = np.full(n + m, np.nan)
-        value[:n] = getattr(fleet, self.stat)
-        count = np.zeros(n + m, dtype=np.int64)
-        count[:n] = fleet.n_jobs
-        return _StatState(value, count, agg, field == "dep", self.sign)
+    #: Whether the rule ranks VMs by their room (so every VM's room is needed, not only whether a job fits).
+    ranks_by_room = False
+
+    @property
+    def needs_stats(self) -> bool:
+        """Whether it reads statistics of hosted jobs that a fleet shows only when asked for them."""
+        return False
+
+    @abstractmethod
+    def ranking(self, fleet: Fleet, m: int) -> Ranking:
+        """The state over the fleet's slots and the VMs a call placing ``m`` jobs may open."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRule(VmRule):
+    """By the room left over the job's run: the least first (SM, ``sign`` 1) or the most (LM, -1)."""
+
+    sign: float = 1.0
+    ranks_by_room = True
+
+    def ranking(self, fleet: Fleet, m: int) -> Ranking:  # noqa: D102
+        return _ByRoom(fleet, m, self.sign)
+
+
+@dataclass(frozen=True, slots=True)
+class RandomRule(VmRule):
+    """Any VM with room, drawn uniformly (Rnd)."""
+
+    def ranking(self, fleet: Fleet, m: int) -> Ranking:  # noqa: D102
+        return _AtRandom(fleet, m)
+
+
+@dataclass(frozen=True, slots=True)
+class RolloverRule(VmRule):
+    """By the time left until the VM's billing unit rolls over: the least first (CFH, 1) or the most (FFH, -1)."""
+
+    sign: float = 1.0
+
+    def ranking(self, fleet: Fleet, m: int) -> Ranking:  # noqa: D102
+        return _ByRollover(fleet, m, self.sign)
+
+
+@dataclass(frozen=True, slots=True)
+class StatisticRule(VmRule):
+    """By ``stat`` (a fleet field: ``arr_min`` ... ``dep_max``, ``arr_mean``), the lowest first (``sign`` 1)."""
+
+    stat: str = "dep_max"
+    sign: float = 1.0
+
+    @property
+    def agg(self) -> str:
+        """``min``, ``max`` or ``mean``."""
+        return self.stat.split("_")[1]
+
+    @property
+    def of_departures(self) -> bool:
+        """Whether the statistic is of the jobs' departures (else of their arrivals)."""
+        return self.stat.startswith("dep")
+
+    @property
+    def needs_stats(self) -> bool:  # noqa: D102
+        return self.stat not in CURRENT_STATS
+
+    def ranking(self, fleet: Fleet, m: int) -> Ranking:  # noqa: D102
+        return _ByStatistic(fleet, m, self)
 
 
 VM_RULES: dict[str, VmRule] = {
     rule.name: rule
     for rule in (
-        VmRule("Rnd", "random"),
-        VmRule("LM", "free", sign=-1.0),
-        VmRule("SM", "free", sign=1.0),
-        VmRule("LA", "stat", sign=-1.0, stat="arr_max"),
-        VmRule("EA", "stat", sign=1.0, stat="arr_min"),
-        VmRule("LD", "stat", sign=-1.0, stat="dep_max"),
-        VmRule("ED", "stat", sign=1.0, stat="dep_min"),
-        VmRule("LAA", "stat", sign=-1.0, stat="arr_mean"),
-        VmRule("EAA", "stat", sign=1.0, stat="arr_mean"),
-        VmRule("CFH", "rollover", sign=1.0),
-        VmRule("FFH", "rollover", sign=-1.0),
+        RandomRule("Rnd"),
+        RoomRule("LM", sign=-1.0),
+        RoomRule("SM", sign=1.0),
+        StatisticRule("LA", stat="arr_max", sign=-1.0),
+        StatisticRule("EA", stat="arr_min", sign=1.0),
+        StatisticRule("LD", stat="dep_max", sign=-1.0),
+        StatisticRule("ED", stat="dep_min", sign=1.0),
+        StatisticRule("LAA", stat="arr_mean", sign=-1.0),
+        StatisticRule("EAA", stat="arr_mean", sign=1.0),
+        RolloverRule("CFH", sign=1.0),
+        RolloverRule("FFH", sign=-1.0),
     )
 }

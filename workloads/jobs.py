@@ -53,6 +53,14 @@ def count_kept(masks: dict[str, pd.Series], keep: np.ndarray) -> dict[str, int]:
     return {why: int((mask.to_numpy(dtype=bool) & keep).sum()) for why, mask in masks.items()}
 
 
+#: Whole numbers below this magnitude are exact doubles, and so is every sum of them that stays below it.
+WHOLE_LIMIT = 2.0**53
+#: What requirements and arrivals must be: whole numbers, so that every sum of them is exact in any order.
+WHOLE = {"r": ("a whole number of capacity units, > 0 and below 2**53",
+               "scale requirements and the price book's capacities alike to whole units"),
+         "arrival": ("a whole number of seconds below 2**53 in magnitude", "round arrivals to whole seconds")}
+
+
 @dataclass(frozen=True, slots=True)
 class JobTable:
     """Jobs as the broker sees them, sorted by arrival (ties by job id).
@@ -62,11 +70,12 @@ class JobTable:
     job_id : np.ndarray
         int64 job numbers from the trace.
     arrival : np.ndarray
-        float64 submit times in seconds since the trace origin.
+        float64 submit times in whole seconds since the trace origin (checked: sums of them are exact).
     runtime : np.ndarray
         float64 run times in seconds (strictly positive).
     r : np.ndarray
-        float64 resource requirement in capacity units (CoH §2.1, scalar CPU requirement).
+        float64 resource requirement in whole capacity units (CoH §2.1, scalar CPU requirement; checked, as
+        price books check capacities, so that every sum of requirements is exact in any order).
     user : np.ndarray
         int64 user ids (-1 when the trace does not say).
     origin : int
@@ -89,6 +98,14 @@ class JobTable:
                        hint="; build tables with JobTable.from_arrays")
         if n and np.any(self.runtime <= 0):
             raise InputError("JobTable.runtime must be strictly positive (see workloads.jobs.job_view)")
+        for name in ("r", "arrival"):
+            values = getattr(self, name)
+            bad = np.flatnonzero((np.mod(values, 1) != 0) | ~(np.abs(values) < WHOLE_LIMIT)
+                                 | ((values <= 0) if name == "r" else False))
+            if n and len(bad):
+                what, hint = WHOLE[name]
+                raise InputError(f"JobTable.{name} must be {what}; job {self.job_id[bad[0]]} has {values[bad[0]]} "
+                                 f"({hint})")
 
     @classmethod
     def from_arrays(

@@ -17,15 +17,17 @@ import copy
 import heapq
 from array import array
 from collections.abc import Sequence
+from functools import reduce
+from operator import add
 
 import numpy as np
 
+from broker.coh.intervals import IntervalTable
 from broker.pricing.billing import Billing
 from broker.pricing.book import Catalog
 from broker.pricing.reservations import HEAVY_CODE, OD_CODE, OPTIONS
 from broker.sim.ledger import InstanceRecord, Ledger
 from heuristics.fleet import Fleet
-from heuristics.occupancy import IntervalTable
 
 _FLOAT_FIELDS = ("capacity", "free", "boot_start", "ready_at", "anchor", "last_departure", "busy",
                  "arr_min", "arr_max", "arr_sum", "dep_min", "dep_max", "rate", "marginal")
@@ -33,22 +35,6 @@ _INT_FIELDS = ("vm_id", "vm_type", "n_jobs", "hosted", "option")
 #: The slot arrays a fleet snapshot shows, in :class:`~heuristics.fleet.Fleet`'s order.
 _SNAPSHOT = ("free", "capacity", "vm_type", "ready_at", "anchor", "last_departure", "n_jobs", "arr_min", "arr_max",
              "arr_sum", "dep_min", "dep_max", "marginal")
-#: Up to this many hosted jobs a VM's statistics are refreshed in Python: NumPy sums fewer than 8
-#: values one after another, ((a0 + a1) + a2) + ..., which :func:`_in_order` reproduces to the last bit
-#: (from 8 on NumPy adds pairwise). Python's ``sum`` does not: it starts from 0 and, from 3.12, compensates.
-_FEW = 7
-
-
-def _in_order(values: list[float]) -> float:
-    """``((v0 + v1) + v2) + ...``: NumPy's sum of fewer than 8 values, to the last bit.
-
-    But for the sign of a sum of negative zeros: NumPy starts from +0.0, this (as :meth:`Pool.add`,
-    which adds a slot's arrivals one by one from the first) keeps -0.0.
-    """
-    total = values[0]
-    for v in values[1:]:
-        total += v
-    return total
 
 
 class Columns:
@@ -278,7 +264,7 @@ class Pool:
         """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first.
 
         Under the interval capacity rule the snapshot carries the hosted jobs' intervals
-        (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`). The snapshot is live: its
+        (:class:`~heuristics.occupancy.Occupancy`, read-only views of :attr:`table`). The snapshot is live: its
         arrays are views of the pool's, made again only when the slot count or an array changes, and
         the same object is handed out again with its clock (``now``, ``new_rollover``) set; a caller
         that keeps a snapshot past the tick keeps a copy.
@@ -313,7 +299,7 @@ class Pool:
         for slot in self.dirty:
             members = list(self.members[slot])  # not empty: a slot left without jobs is not dirty
             a, d = [arrival[i] for i in members], [departure[i] for i in members]
-            total = _in_order(a) if len(a) <= _FEW else float(np.array(a).sum())  # NumPy's sum, to the last bit
-            col.arr_min[slot], col.arr_max[slot], col.arr_sum[slot] = min(a), max(a), total
+            # added one after another, as add() does; arrivals are whole seconds (JobTable), exact in any order
+            col.arr_min[slot], col.arr_max[slot], col.arr_sum[slot] = min(a), max(a), reduce(add, a)
             col.dep_min[slot], col.dep_max[slot] = min(d), max(d)
         self.dirty.clear()

@@ -42,7 +42,7 @@ from broker.sim.kernel import Kernel, Ticker
 from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import entries_peak
+from heuristics.occupancy import room
 from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
@@ -292,8 +292,7 @@ class CohWorld:
         t = self.pool.table
         if t is None:
             return False
-        load = entries_peak(t.entries(slot), t.width, start, end)
-        return load <= float(self.pool.capacity[slot]) + 1e-9
+        return room(float(self.pool.capacity[slot]), t.entries(slot), start, end) >= -1e-9
 
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
         option, rate = self.reservations.acquire(vm_type, heavy=heavy)

@@ -18,6 +18,7 @@ import numpy as np
 
 from broker.pricing.egress import EgressPrices, tiers_from_rows
 from workloads.errors import InputError
+from workloads.jobs import WHOLE_LIMIT
 from workloads.pricebooks import DEFAULT_PRICE_BOOK, read_price_book_data
 
 ON_DEMAND = "on-demand"
@@ -92,7 +93,7 @@ class PriceBook:
         """Validate parsed TOML content; errors name ``source``, the entry and the field."""
         types = tuple(
             InstanceType(name=_field(t, "name", str, source, f"instance_types[{i}]"),
-                         capacity=_positive(t, "capacity", source, f"instance_types[{i}]"))
+                         capacity=_whole(t, "capacity", source, f"instance_types[{i}]"))
             for i, t in enumerate(_list(data, "instance_types", source))
         )
         names = {t.name for t in types}
@@ -141,11 +142,18 @@ class PriceBook:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """VM types as arrays: ``capacity`` (capacity units) and on-demand ``hourly`` ($/h)."""
+    """VM types as arrays: ``capacity`` (whole capacity units) and on-demand ``hourly`` ($/h)."""
 
     names: tuple[str, ...]
     capacity: np.ndarray
     hourly: np.ndarray
+
+    def __post_init__(self) -> None:
+        capacity = np.asarray(self.capacity, dtype=np.float64)
+        if len(capacity) and not (np.all(np.mod(capacity, 1) == 0) and np.all(capacity > 0)
+                                  and np.all(capacity < WHOLE_LIMIT)):
+            raise PriceBookError(f"instance type capacities must be whole numbers of capacity units in "
+                                 f"[1, 2**53), got {capacity.tolist()}")
 
     def __len__(self) -> int:
         return len(self.names)
@@ -190,6 +198,16 @@ def _positive(entry: dict[str, Any], key: str, source: str, where: str, *, allow
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise PriceBookError(f"{source}: {where}: field {key!r} must be a finite number "
                              f"{'>= 0' if allow_zero else '> 0'}, got {value}")
+    return value
+
+
+def _whole(entry: dict[str, Any], key: str, source: str, where: str) -> float:
+    """A capacity: a whole number of capacity units, so that sums of capacities and requirements are exact."""
+    value = _positive(entry, key, source, where)
+    if not value.is_integer() or value >= WHOLE_LIMIT:
+        raise PriceBookError(f"{source}: {where}: field {key!r} must be a whole number of capacity units below "
+                             f"2**53, got {value} (scale the book's units and the requirements alike: e.g. 0.5 vCPU "
+                             f"-> 500 milli-vCPU)")
     return value
 
 

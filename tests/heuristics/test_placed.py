@@ -21,7 +21,7 @@ FIELDS = ("free", "capacity", "vm_type", "ready_at", "anchor", "last_departure",
 
 def intervals(fleet: Fleet, slot: int) -> list[tuple[float, float, float]]:
     assert fleet.occupancy is not None
-    return sorted(zip(*(a.tolist() for a in fleet.occupancy.hosted(slot)), strict=True))
+    return sorted(fleet.occupancy.hosted(slot))
 
 
 def check(before: Fleet, batch: Batch, plan: Plan, after: Fleet, first_new_slot: list[int]) -> None:

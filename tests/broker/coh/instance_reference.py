@@ -1,6 +1,6 @@
 """The IPP instance as it was built before issue 17, VM by VM: the oracle of :mod:`broker.coh.instance`.
 
-A plain loop over the candidate VMs (room by :class:`~heuristics.occupancy.CallRoom`, one job at a
+A plain loop over the candidate VMs (room by :func:`~heuristics.occupancy.room`, one job at a
 time; each VM's rows from its own instants; implied rows by pairwise comparison; identical VMs by
 their bytes). Slow, and written without the vectorized code it checks.
 """
@@ -13,7 +13,7 @@ import numpy as np
 
 from broker.pricing.billing import Billing
 from heuristics.fleet import Batch, Fleet
-from heuristics.occupancy import CallRoom
+from heuristics.occupancy import room as room_over
 
 Rows = tuple[np.ndarray, np.ndarray]
 
@@ -83,24 +83,27 @@ def _capacity(batch: Batch, fleet: Fleet) -> tuple[np.ndarray, np.ndarray, list[
         free = fleet.free[slots]
         return slots, np.repeat(free[:, None], m, axis=1), [(np.ones((1, m), bool), free[j:j + 1].copy())
                                                             for j in range(len(slots))]
-    room = CallRoom(fleet.occupancy, fleet.capacity, fleet.vm_type, 0)
+    occ = fleet.occupancy
     start = np.maximum(batch.arrival[None, :], np.maximum(fleet.now, fleet.ready_at)[:, None])
     end = start + batch.runtime[None, :]
-    over = np.column_stack([room.over(fleet.free, start[:, i], end[:, i]) for i in range(m)]) if m else \
-        np.empty((len(fleet), 0))
+    over = np.array([[room_over(float(fleet.capacity[j]), occ.hosted(j), float(start[j, i]), float(end[j, i]))
+                      if fleet.vm_type[j] >= 0 else -np.inf for i in range(m)] for j in range(len(fleet))])
+    over = over.reshape(len(fleet), m)
     fits = over >= batch.r[None, :]
     slots = np.flatnonzero(fits.any(axis=1))
-    rows = [_vm_rows(room, int(j), start[j], end[j], fits[j]) for j in slots.tolist()]
+    rows = [_vm_rows(fleet, int(j), start[j], end[j], fits[j]) for j in slots.tolist()]
     return slots, over[slots], rows
 
 
-def _vm_rows(room: CallRoom, j: int, start: np.ndarray, end: np.ndarray, fits: np.ndarray) -> Rows:
-    hosted_start, hosted_end, hosted_r = (v[0] for v in room.rows(np.array([j])))
+def _vm_rows(fleet: Fleet, j: int, start: np.ndarray, end: np.ndarray, fits: np.ndarray) -> Rows:
+    assert fleet.occupancy is not None
+    held = fleet.occupancy.hosted(j)
+    hosted_start, hosted_end, hosted_r = (np.array([h[k] for h in held]) for k in range(3))
     later = hosted_start[(hosted_start > start.min()) & (hosted_start < end.max())]
     points = np.unique(np.concatenate((start[fits], later)))
     mask = _running_at(start, end, points) & fits[None, :]
     load = _running_at(hosted_start, hosted_end, points).astype(np.float64) @ hosted_r
-    return essential_rows(mask, float(room.capacity[j]) - load)
+    return essential_rows(mask, float(fleet.capacity[j]) - load)
 
 
 def _drop_identical(ref: Reference, m: int) -> Reference:

@@ -21,13 +21,14 @@ import pytest
 from broker.coh.config import CohConfig, EngineConfig, SimulationConfig
 from broker.coh.exact import solve_exact
 from broker.coh.instance import make_instance
+from broker.coh.intervals import IntervalTable
 from broker.coh.ipp import build_model
 from broker.coh.ipp_member import IppMember
 from broker.coh.simulate import simulate
 from broker.pricing.billing import Billing
 from broker.pricing.book import load_price_book
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import CallRoom, IntervalTable, peaks
+from heuristics.occupancy import peaks
 from heuristics.registry import HEURISTICS
 from solvers.base import Limit, get_solver
 from workloads.jobs import JobTable
@@ -159,22 +160,6 @@ def test_peaks_against_a_fine_time_grid() -> None:
         got = peaks(np.concatenate((start, pad[0]))[None], np.concatenate((end, pad[1]))[None],
                     np.concatenate((r, pad[2]))[None], np.array([s]), np.array([e]))
         assert got[0] == expected
-
-
-def test_call_room_counts_the_calls_own_jobs_and_new_vms() -> None:
-    f = fleet_with_a(interval=True)
-    assert f.occupancy is not None
-    room = CallRoom(f.occupancy, f.capacity, f.vm_type, 2)
-    free = np.array([10.0, -1.0, -1.0])
-    s, e = np.full(3, 1000.0), np.full(3, 1500.0)
-    assert room.over(free, s, e).tolist() == [410.0, -np.inf, -np.inf]
-    room.opened(1, 100.0)
-    room.add(1, 1200.0, 1300.0, 60.0)  # a job of this call on the new VM, inside [1000, 1500)
-    room.add(0, 1400.0, 1600.0, 300.0)
-    free = np.array([-290.0, 40.0, -1.0])
-    assert room.over(free, s, e).tolist() == [110.0, 40.0, -np.inf]
-    assert room.over(free, np.full(3, 1000.0), np.full(3, 1200.0)).tolist() == [410.0, 100.0, -np.inf]
-    assert room.over(free, s, e, need=30.0).tolist() == [110.0, 40.0, -np.inf]  # 40 >= 30: kept as free
 
 
 def test_an_idle_vm_ranks_after_every_vm_hosting_a_job_and_idle_ties_go_to_the_lowest_slot() -> None:

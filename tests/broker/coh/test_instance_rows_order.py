@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from broker.coh.instance import make_instance
-from heuristics.occupancy import IntervalTable
+from broker.coh.intervals import IntervalTable
 from tests.broker.coh.instance_reference import reference_instance
 from tests.broker.coh.test_mutants_ipp17 import BILLING, HOURLY, batch, fleet
 

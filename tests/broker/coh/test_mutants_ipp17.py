@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from broker.coh.instance import make_instance
+from broker.coh.intervals import IntervalTable
 from broker.coh.ipp import CapacityRows, IppInstance, essential
 from broker.coh.subsets import MAX_SUBSET_JOBS, solve_subsets
 from broker.pricing.billing import Billing
 from heuristics.fleet import Batch, Fleet
-from heuristics.occupancy import IntervalTable, Occupancy
+from heuristics.occupancy import Occupancy
 from tests.broker.coh.instance_reference import reference_instance
 
 BILLING = Billing()  # one-hour units counted from the start (anchor(now) = now)

@@ -1,4 +1,4 @@
-"""Hand-worked cases of the interval capacity rule that a mutation run (mutmut 3) showed untested.
+"""The interval capacity rule on its boundaries, by hand: the engine's interval table and the integer program's rows.
 
 Every expected value below is worked out by hand in the comment beside it, never by the code under
 test. The cases sit on the rule's boundaries: a job that starts exactly when another ends (the
@@ -15,12 +15,13 @@ import pytest
 
 from broker.coh.exact import solve_exact
 from broker.coh.instance import make_instance, reduce_vms
+from broker.coh.intervals import IntervalTable
 from broker.coh.ipp import CapacityRows, IppInstance, build_model, essential_rows
 from broker.coh.validate import Validator
 from broker.pricing.billing import Billing
 from broker.sim.validate import EPS, InvariantError
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import CallRoom, IntervalTable, Occupancy, peaks
+from heuristics.occupancy import Occupancy, peaks
 from solvers.base import Limit, get_solver
 
 INF = np.inf
@@ -134,58 +135,9 @@ def test_hosted_lists_only_the_jobs_on_the_slot() -> None:
     t.add(0, job=2, start=4.0, end=9.0, r=1.0)
     t.add(1, job=3, start=1.0, end=2.0, r=7.0)
     t.remove(1)  # leaves an unused column between jobs 0 and 2
-    start, end, r = t.occupancy(2).hosted(0)
-    assert (start.tolist(), end.tolist(), r.tolist()) == ([0.0, 4.0], [10.0, 9.0], [3.0, 1.0])
-    start, end, r = t.occupancy(2).hosted(1)
-    assert (start.tolist(), end.tolist(), r.tolist()) == ([1.0], [2.0], [7.0])
-    assert [v.tolist() for v in IntervalTable(1).occupancy(1).hosted(0)] == [[], [], []]
-
-
-# --- CallRoom --------------------------------------------------------------------------------------
-
-
-def a_on_large() -> CallRoom:
-    """Slot 0: a VM of capacity 410 hosting A (r=400) over [0, 1000); two slots for new VMs."""
-    t = IntervalTable(1)
-    t.add(0, job=0, start=0.0, end=1000.0, r=400.0)
-    return CallRoom(t.occupancy(1), np.array([410.0]), np.array([1]), 2)
-
-
-def test_a_vm_of_type_zero_is_alive() -> None:
-    # vm_type 0 is the first VM type (small), not a dead slot (those are negative).
-    t = IntervalTable(2)
-    t.add(0, job=0, start=0.0, end=50.0, r=60.0)
-    room = CallRoom(t.occupancy(2), np.array([100.0, 100.0]), np.array([0, -1]), 0)
-    s, e = np.array([50.0, 50.0]), np.array([80.0, 80.0])
-    # slot 0: A left at 50, exactly when the window starts: the whole 100 is free then
-    assert room.over(np.array([40.0, -1.0]), s, e).tolist() == [100.0, -INF]
-    assert room.over(np.array([40.0, -1.0]), s - 1, e).tolist() == [40.0, -INF]  # [49, 80) meets A
-
-
-def test_a_shorter_row_of_the_calls_jobs_is_padded_with_nothing() -> None:
-    # New VMs (capacity 100) in slots 1 and 2. Slot 1 gets two jobs of this call: r=30 over
-    # [1000, 1100) and r=50 over [1200, 1300): over [1000, 1500) the peak is 50, room 100 - 50 = 50.
-    # Slot 2 gets one, r=20 over [1100, 1500): room 100 - 20 = 80 (its row is one entry shorter).
-    # Slot 0: A left at 1000, room 410.
-    room = a_on_large()
-    room.opened(1, 100.0)
-    room.opened(2, 100.0)
-    room.add(1, 1000.0, 1100.0, 30.0)
-    room.add(1, 1200.0, 1300.0, 50.0)
-    room.add(2, 1100.0, 1500.0, 20.0)
-    free = np.array([10.0, 20.0, 80.0])
-    s, e = np.full(3, 1000.0), np.full(3, 1500.0)
-    assert room.over(free, s, e).tolist() == [410.0, 50.0, 80.0]
-
-
-def test_with_need_a_free_capacity_equal_to_the_need_is_kept() -> None:
-    # Slot 0's free capacity is 10 (410 - A's 400). A need of exactly 10 is held by free: kept as
-    # 10; a need of 10.5 is not, so the room over [1000, 1500) is worked out: 410 (A has left).
-    room = a_on_large()
-    free = np.array([10.0, -1.0, -1.0])
-    s, e = np.full(3, 1000.0), np.full(3, 1500.0)
-    assert room.over(free, s, e, need=10.0).tolist() == [10.0, -INF, -INF]
-    assert room.over(free, s, e, need=10.5).tolist() == [410.0, -INF, -INF]
+    assert t.occupancy(2).hosted(0) == [(0.0, 10.0, 3.0), (4.0, 9.0, 1.0)]
+    assert t.occupancy(2).hosted(1) == [(1.0, 2.0, 7.0)]
+    assert IntervalTable(1).occupancy(1).hosted(0) == []
 
 
 # --- capacity rows of the integer program ----------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Hand-driven runs of :class:`broker.coh.world.CohWorld` pinning the tick engine's details (issue 19).
+"""Hand-driven runs of :class:`broker.coh.world.CohWorld` pinning the tick engine's details.
 
 Each test drives ``advance()`` / ``act()`` with hand-made plans. Times: a job is handed to the policy
 130 s before it arrives (look-ahead), ticks lie on a 10 s grid, a VM boots 120 s and is released 10 s

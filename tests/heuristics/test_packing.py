@@ -1,9 +1,9 @@
-"""Hand-worked cases for ``heuristics/rules.py`` that pin what its mutation run left open.
+"""The job orders, the VM rules and the packing loop, case by case, worked out by hand.
 
-Every packing case runs on a fleet of 48 slots (``SMALL_FLEET``: packed over Python lists,
-:class:`~heuristics.rules.ScalarState`) and of 49 (over arrays, :class:`~heuristics.rules.RuleState`):
-the same live VMs in the first slots, dead slots after them, so both paths must make the plan worked
-out by hand in the comments. Times are seconds; the tick rule (no occupancy), so a VM has room for a
+Every packing case runs on a fleet of 48 slots (``SMALL_FLEET``: the engine packs it over Python
+lists) and of 49 (over arrays): the same live VMs in the first slots, dead slots after them, so both
+paths, and the model (:mod:`heuristics.packing`), must make the plan worked out in the comments.
+Times are seconds; the tick rule (no occupancy), so a VM has room for a
 job when its ``free`` holds the job's ``r``. ``now`` is 1000 and a new VM boots for 100 s: a job put on
 an existing VM starts at ``max(arrival, 1000)``, on a new one at 1100, and departs ``runtime`` later.
 VM type 0 (capacity 100) is the Cost-Efficient type for every job here.
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from heuristics import packing, rules
+from heuristics import fastpack, packing, rules
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import IntervalTable
+from heuristics.occupancy import Occupancy
 from heuristics.registry import HEURISTICS
-from heuristics.rules import JOB_ORDERS, VM_RULES, ScalarState, with_one_more
+from heuristics.rules import JOB_ORDERS, VM_RULES, with_one_more
 
 NOW, BOOT, BTU = 1000.0, 100.0, 3600.0
 TYPE_CAPACITY = np.array([100.0, 400.0])
@@ -71,7 +71,13 @@ def batch(*jobs: tuple[float, float, float], user: list[int] | None = None) -> B
 
 
 def plan(name: str, b: Batch, f: Fleet, seed: int = 0) -> Plan:
-    return HEURISTICS.get(name).plan(b, f, np.random.default_rng(seed))
+    """The engine's plan, checked equal to the model's."""
+    heuristic = HEURISTICS.get(name)
+    fast = heuristic.plan(b, f, np.random.default_rng(seed))
+    model = packing.pack(b, f, heuristic.job_order, heuristic.vm_rule, rng=np.random.default_rng(seed))
+    for field in ("jobs", "targets", "new_types"):
+        assert getattr(fast, field).tolist() == getattr(model, field).tolist(), (name, field)
+    return fast
 
 
 def check(p: Plan, size: int, jobs: list[int], targets: list[int | str], new_types: list[int]) -> None:
@@ -84,7 +90,7 @@ def check(p: Plan, size: int, jobs: list[int], targets: list[int | str], new_typ
 
 
 def test_the_sizes_straddle_small_fleet() -> None:
-    assert packing.SMALL_FLEET == 48  # 48 slots go over lists, 49 over arrays
+    assert fastpack.SMALL_FLEET == 48  # 48 slots go over lists, 49 over arrays
 
 
 # --- job orders ---------------------------------------------------------------------------------------------------
@@ -305,9 +311,9 @@ def test_states_answer_minus_one_when_no_vm_has_room(rule: str) -> None:
     # Two VMs with room 10 and 20 and one slot for a new VM (not started: room -1); a job of r 50 fits none.
     f = fleet([Vm(10.0, ((900.0, 2000.0),)), Vm(20.0, ((900.0, 2000.0),))], 2)
     rng = np.random.default_rng(0)
-    state = VM_RULES[rule].start(f, 1)
-    assert state.choose(np.array([10.0, 20.0, -1.0]), 50.0, rng) == -1
-    assert ScalarState(VM_RULES[rule], f).choose([], rng) == -1
+    state = VM_RULES[rule].ranking(f, 1)
+    assert state.choose_among(np.array([10.0, 20.0, -1.0]), 50.0, rng) == -1
+    assert VM_RULES[rule].ranking(f, 0).choose([], rng) == -1
 
 
 @pytest.mark.parametrize("rule", ["LD", "ED"])
@@ -315,13 +321,13 @@ def test_a_started_vm_without_jobs_ranks_after_busy_ones(rule: str) -> None:
     # Slot 0 hosts a job (leaves 2000); a VM started in slot 1 hosts none yet: both have room, slot 0 first.
     f = fleet([Vm(50.0, ((900.0, 2000.0),))], 1)
     rng = np.random.default_rng(0)
-    small = ScalarState(VM_RULES[rule], f)
+    small = VM_RULES[rule].ranking(f, 0)
     small.opened()
     assert small.choose([(0, 50.0), (1, 100.0)], rng) == 0
-    state = VM_RULES[rule].start(f, 1)
+    state = VM_RULES[rule].ranking(f, 1)
     free = np.array([50.0, 100.0])
-    state.opened(1, free)
-    assert state.choose(free, 10.0, rng) == 0
+    state.opened()
+    assert state.choose_among(free, 10.0, rng) == 0
 
 
 @pytest.mark.parametrize(("rule", "first"), [("CFH", 0), ("FFH", 1), ("LA", 0), ("EAA", 0), ("SM", 0), ("LM", 1)])
@@ -330,7 +336,7 @@ def test_keys_read_after_vms_were_started_rank_the_started_ones_too(rule: str, f
     # (slots 1, 2: a full hour to go, no job, room 100). CFH takes the VM closest to its rollover, FFH the
     # farthest (the first started); LA and EAA rank VMs without jobs last; SM the least room, LM the most.
     f = fleet([Vm(50.0, ((900.0, 2000.0),), rollover=1200.0)], 1)
-    state = ScalarState(VM_RULES[rule], f)
+    state = VM_RULES[rule].ranking(f, 0)
     state.opened()
     state.opened()
     assert state.choose([(0, 50.0), (1, 100.0), (2, 100.0)], np.random.default_rng(0)) == first
@@ -344,7 +350,7 @@ def test_a_vm_started_after_the_keys_were_read_gets_a_full_hour_to_its_rollover(
     # started (slot 2, a full hour to go): CFH still takes slot 1 over it, FFH takes it.
     f = fleet([Vm(50.0, ((900.0, 2000.0),), rollover=1200.0), Vm(50.0, ((900.0, 2000.0),), rollover=2000.0)], 2)
     rng = np.random.default_rng(0)
-    state = ScalarState(VM_RULES[rule], f)
+    state = VM_RULES[rule].ranking(f, 0)
     assert state.choose([(0, 50.0), (1, 50.0)], rng) == (0 if rule == "CFH" else 1)
     state.opened()
     assert state.choose([(1, 50.0), (2, 100.0)], rng) == then
@@ -354,7 +360,7 @@ def test_a_vm_started_after_the_statistics_were_read_ranks_last_then_by_its_own_
     # LAA (the latest mean arrival first). Slot 0's jobs arrived at 1300 and 1500 (mean 1400), slot 1's at 900.
     f = fleet([Vm(50.0, ((1300.0, 2000.0), (1500.0, 2000.0))), Vm(50.0, ((900.0, 2000.0),))], 2)
     rng = np.random.default_rng(0)
-    state = ScalarState(VM_RULES["LAA"], f)
+    state = VM_RULES["LAA"].ranking(f, 0)
     assert state.choose([(0, 50.0), (1, 50.0)], rng) == 0  # the means are read
     state.placed(1, 950.0, 3000.0)  # slot 1: mean 925 over 2 jobs (the job counts are read)
     state.opened()  # slot 2: no job yet, so it ranks after both
@@ -371,7 +377,7 @@ def test_packing_warns_of_nothing(rule: str) -> None:
     b = batch((900.0, 100.0, 30.0), (910.0, 100.0, 20.0))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        VM_RULES[rule].start(f, 2)
+        VM_RULES[rule].ranking(f, 2).choose_among(np.array([20.0] + [-1.0] * 50), 30.0, np.random.default_rng(0))
         p = plan(f"FCFS-{rule}", b, f)
     assert len(p) == 2
 
@@ -386,13 +392,8 @@ def interval_fleet(hosted: list[tuple[tuple[float, float, float], ...]], size: i
     """VMs hosting the jobs ``(start, end, r)``, under the interval rule; room now 100 less their ``r`` unless given."""
     frees = free if free is not None else [100.0 - sum(r for _, _, r in jobs) for jobs in hosted]
     f = fleet([Vm(room, tuple((s, e) for s, e, _ in jobs)) for room, jobs in zip(frees, hosted, strict=True)], size)
-    table = IntervalTable(size, width=2)
-    job = 0
-    for slot, jobs in enumerate(hosted):
-        for s, e, r in jobs:
-            table.add(slot, job, s, e, r)
-            job += 1
-    return dataclasses.replace(f, occupancy=table.occupancy(size))
+    return dataclasses.replace(f, occupancy=Occupancy.of([list(jobs) for jobs in hosted] + [[]] * (size - len(hosted)),
+                                                         width=2))
 
 
 def check_dtypes(p: Plan) -> None:
@@ -466,70 +467,7 @@ def test_a_hosted_job_ending_exactly_at_the_start_leaves_its_room(size: int) -> 
     check(plan("FCFS-CFH", batch((1100.0, 100.0, 50.0)), f), size, [0], [0], [])
 
 
-# Rounding. A VM's room now is its capacity less its jobs' r one by one (as they joined); its room over a job's run
-# is its capacity less their summed load. The two can differ in the last bit: 100 - 0.1 - 0.1 = 99.80000000000001
-# but 100 - (0.1 + 0.1) = 99.8. Both paths use the room now where it holds the job (every rule but SM / LM) or where
-# every hosted job is running over the job's run (SM / LM), and the summed load only elsewhere, so they choose alike.
-TIGHT = (100.0 - 0.1) - 0.1
-
-
-def test_rooms_round_as_these_cases_need() -> None:
-    assert TIGHT > 100.0 - (0.1 + 0.1) == 99.8
-    assert (100.0 - 70.3) - 0.7 > 100.0 - (70.3 + 0.7) == 29.0
-
-
-@pytest.mark.parametrize("size", SIZES)
-def test_a_room_now_that_holds_the_job_is_enough(size: int) -> None:
-    # Interval rule. Slot 0 hosts jobs of r 0.1 over [900, 5000) and [1050, 5000), room now TIGHT. The job (arrives
-    # 1000, r TIGHT, 100 s) runs [1000, 1100); the room now holds it -> slot 0 (CFH), no new VM (the summed load
-    # over the run, 0.2, would leave 99.8 < TIGHT: looked at only where the room now falls short).
-    f = interval_fleet([((900.0, 5000.0, 0.1), (1050.0, 5000.0, 0.1))], size, free=[TIGHT])
-    check(plan("FCFS-CFH", batch((1000.0, 100.0, TIGHT)), f), size, [0], [0], [])
-
-
-@pytest.mark.parametrize("size", SIZES)
-def test_sm_takes_the_room_now_where_a_hosted_job_starts_exactly_at_the_start(size: int) -> None:
-    # Interval rule. Slot 0 hosts jobs of r 0.1 over [900, 5000) and [1000, 5000): room now TIGHT. Slot 1 a job of
-    # r 0.2 over [900, 5000): room 99.8. The job (arrives 1000, r 0.1, 100 s) starts at 1000, when both of slot 0's
-    # jobs run ([start, end) holds 1000): its room is the room now, TIGHT > 99.8. SM (smallest) -> slot 1 (summed,
-    # slot 0 would tie at 99.8 and win as the lower slot).
-    f = interval_fleet([((900.0, 5000.0, 0.1), (1000.0, 5000.0, 0.1)), ((900.0, 5000.0, 0.2),)], size,
-                       free=[TIGHT, 99.8])
-    check(plan("FCFS-SM", batch((1000.0, 100.0, 0.1)), f), size, [0], [1], [])
-
-
-@pytest.mark.parametrize("size", SIZES)
-def test_lm_takes_a_new_vms_room_now_while_all_its_jobs_run(size: int) -> None:
-    # Interval rule. Slot 0 hosts a job of r 71 over [900, 5000): room 29. Job 0 (r 70.3, 4000 s) fits nowhere:
-    # new VM N0, running [1100, 5100) once booted, room 29.700000000000003. Job 1 (r 0.7, 4000 s): LM, N0 (29.7) over
-    # slot 0 (29) -> N0, also [1100, 5100): room (100 - 70.3) - 0.7 = 29.000000000000004. Job 2 (r 1, 100 s) runs
-    # [1100, 1200) on N0, while both its jobs run: its room is the room now, 29.000000000000004 > 29 -> N0 (summed,
-    # it would tie at 29 and slot 0 would win).
-    f = interval_fleet([((900.0, 5000.0, 71.0),)], size)
-    b = batch((1000.0, 4000.0, 70.3), (1000.0, 4000.0, 0.7), (1000.0, 100.0, 1.0))
-    check(plan("FCFS-LM", b, f), size, [0, 1, 2], ["N0", "N0", "N0"], [0])
-
-
-# --- the packing loop over lists: _ExactRoom (heuristics/packing.py) ---------------------------------------------
-# The mutation run after _pack_small read each slot's earliest end / latest start once per call (_ExactRoom). A VM's
-# room over a run is its capacity less the summed load of the jobs running at the start, NumPy's pairwise sum over
-# the row: the fleet's entries at their positions in the row, the call's own jobs after them (width + p). Below 8
-# positions the sum goes one by one in position order; from 8, in 8 lanes (position modulo 8) added in pairs, then
-# the positions past the last whole block of 8 one by one. So where the call's jobs sit, and how wide the row is,
-# show in the last bit.
-ROOM_AFTER_70_5 = 100.0 - ((0.1 + 70.3) + 0.1)  # 29.500000000000014: 0.1 + 70.3 rounds down
-ROOM_AFTER_71 = 100.0 - ((((0.1 + 0.1) + 0.4) + 70.3) + 0.1)  # 29.000000000000014: one by one, 70.99999999999999
-
-
-def test_the_summed_loads_round_as_these_cases_need() -> None:
-    assert (0.1 + 0.1) + 70.3 == 70.5 and 100.0 - 70.5 == 29.5 < ROOM_AFTER_70_5
-    assert ((0.1 + 0.1) + (0.4 + 70.3)) + 0.1 == 71.0 and 100.0 - 71.0 == 29.0 < ROOM_AFTER_71
-
-
-def without_table(f: Fleet) -> Fleet:
-    """``f`` with a copy of its occupancy that has no live table: rooms read from the NumPy rows."""
-    assert f.occupancy is not None
-    return dataclasses.replace(f, occupancy=f.occupancy.frozen())
+# --- the interval rule in the packing loop ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -552,52 +490,42 @@ def test_a_job_on_a_booting_vm_is_checked_over_its_run_from_when_it_is_ready(siz
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_vm_started_before_any_room_was_read_takes_its_room_now_while_all_its_jobs_run(size: int) -> None:
-    # Interval rule, no live VM, so no slot's bounds are read before job 0 starts N0 (ready at 1100). Jobs 0 (r 70.3)
-    # and 1 (r 0.7, LM: N0 is the only VM with room) run [1100, 5100): N0's latest start 1100. Job 2 (r
-    # (100 - 70.3) - 0.7 = 29.000000000000004, 100 s) runs [1100, 1200) while both run: its room is the room now,
-    # which holds it exactly -> N0, no second VM (the summed load, 71, would leave 29 only).
-    b = batch((1000.0, 4000.0, 70.3), (1000.0, 4000.0, 0.7), (1000.0, 100.0, (100.0 - 70.3) - 0.7))
+    # Interval rule, no live VM, so no slot's bounds are read before job 0 starts N0 (ready at 1100). Jobs 0 (r 70)
+    # and 1 (r 10, LM: N0 is the only VM with room) run [1100, 5100): N0's latest start 1100. Job 2 (r 20, 100 s)
+    # runs [1100, 1200) while both run: its room is the room now, which holds it exactly -> N0, no second VM.
+    b = batch((1000.0, 4000.0, 70.0), (1000.0, 4000.0, 10.0), (1000.0, 100.0, 20.0))
     check(plan("FCFS-LM", b, interval_fleet([], size)), size, [0, 1, 2], ["N0", "N0", "N0"], [0])
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("live", [True, False], ids=["table", "rows"])
-def test_the_calls_jobs_count_after_the_row_in_their_placement_order(size: int, live: bool) -> None:
-    # Interval rule; with the live table and with the NumPy rows. Slot 0 hosts a job of r 0.1 over [900, 5000)
-    # (position 0 of a row 2 wide) and one of r 10 over [9000, 9500) (position 1): room now 89.9. Job 0 (r 0.1)
-    # and job 1 (r 70.3), both from 1000 for 100 s, fit the room now -> slot 0, at positions 2 and 3. Job 2 (r
-    # ROOM_AFTER_70_5, 100 s) falls short of the room now (19.5); slot 0's latest start is 9000, so its room is
-    # 100 less the load at 1000 summed in position order, (0.1 + 0.1) + 70.3 = 70.5: 29.5 < ROOM_AFTER_70_5 ->
-    # new VM N0. Summed as (0.1 + 70.3) + 0.1 it would hold the job.
-    f = interval_fleet([((900.0, 5000.0, 0.1), (9000.0, 9500.0, 10.0))], size)
-    f = f if live else without_table(f)
-    assert f.occupancy is not None and f.occupancy.r.shape[1] == 2
-    b = batch((1000.0, 100.0, 0.1), (1000.0, 100.0, 70.3), (1000.0, 100.0, ROOM_AFTER_70_5))
-    check(plan("FCFS-CFH", b, f), size, [0, 1, 2], [0, 0, "N0"], [0])
+@pytest.mark.parametrize(("rule", "target"), [("FCFS-CFH", 0), ("FCFS-SM", 0), ("FCFS-LD", 0)])
+def test_a_job_of_the_call_that_leaves_before_the_next_one_starts_leaves_it_room(size: int, rule: str,
+                                                                                  target: int) -> None:
+    # Interval rule. Slot 0 hosts 60 over [900, 5000): room now 40. Job 0 (r 40, 1000 for 50 s) fills it -> slot 0,
+    # [1000, 1050). Job 1 (r 40, arrives 1060) finds no free capacity now, but job 0 left by its start: room 40 ->
+    # slot 0 again, no new VM.
+    f = interval_fleet([((900.0, 5000.0, 60.0),)], size)
+    b = batch((1000.0, 50.0, 40.0), (1060.0, 100.0, 40.0))
+    check(plan(rule, b, f), size, [0, 1], [target, target], [])
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("live", [True, False], ids=["table", "rows"])
-def test_the_calls_jobs_widen_the_row_they_are_summed_over(size: int, live: bool) -> None:
-    # Interval rule. Slot 0 hosts jobs of r 0.1, 0.1, 0.4, 70.3 over [900, 5000) and one of r 10 over [9000, 9500):
-    # five entries, a row 8 wide. Job 0 (r 0.1, 1000 for 100 s) fits the room now -> slot 0, position 8. Job 1 (r
-    # ROOM_AFTER_71, 100 s) falls short of the room now (about 19); the latest start is 9000, so its room is 100
-    # less the load at 1000 over a row of 9: lanes 0-3, ((0.1 + 0.1) + (0.4 + 70.3)) = 70.9, then position 8,
-    # + 0.1 = 71: 29 < ROOM_AFTER_71 -> new VM N0. Over a row of 7 (one by one) the sum, 70.99999999999999, would
-    # leave room for the job.
-    f = interval_fleet([((900.0, 5000.0, 0.1), (900.0, 5000.0, 0.1), (900.0, 5000.0, 0.4), (900.0, 5000.0, 70.3),
-                         (9000.0, 9500.0, 10.0))], size)
-    f = f if live else without_table(f)
-    assert f.occupancy is not None and f.occupancy.r.shape[1] == 8
-    b = batch((1000.0, 100.0, 0.1), (1000.0, 100.0, ROOM_AFTER_71))
-    check(plan("FCFS-CFH", b, f), size, [0, 1], [0, "N0"], [0])
+def test_a_job_of_the_fleet_that_leaves_by_the_start_leaves_room_and_one_that_starts_later_takes_it(size: int) -> None:
+    # Interval rule. Slot 0 hosts 60 over [900, 1050) and 30 over [1200, 4000): room now 10. A job of r 80 over
+    # [1050, 1150) fits (the first has left, the second not started); over [1050, 1250) it does not (80 + 30 from
+    # 1200). A job of r 40 over [1049, 1149) fits exactly (60 + 40 at 1049), one of r 50 does not.
+    f = interval_fleet([((900.0, 1050.0, 60.0), (1200.0, 4000.0, 30.0))], size)
+    check(plan("FCFS-CFH", batch((1050.0, 100.0, 80.0)), f), size, [0], [0], [])
+    check(plan("FCFS-CFH", batch((1050.0, 200.0, 80.0)), f), size, [0], ["N0"], [0])
+    check(plan("FCFS-SM", batch((1049.0, 100.0, 40.0)), f), size, [0], [0], [])
+    check(plan("FCFS-SM", batch((1049.0, 100.0, 50.0)), f), size, [0], ["N0"], [0])
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_new_vm_of_a_type_past_the_shared_arrays(size: int) -> None:
     # Tick rule, 193 VM types of capacity 100, type 192 the most cost-efficient. Slot 0 is full: the job (r 50)
     # starts a VM of type 192 -> new_types [192], one value past the shared one-value arrays (0 .. 191).
-    assert len(packing._ONE) == 192
+    assert len(fastpack._ONE) == 192
     f = dataclasses.replace(fleet([Vm(0.0)], size), type_capacity=np.full(193, 100.0),
                             type_order=np.array([192, *range(192)]))
     p = plan("FCFS-CFH", batch((1000.0, 100.0, 50.0)), f)

@@ -1,0 +1,94 @@
+"""The engine's interval table: each slot's jobs, earliest end and latest start through adds, removes,
+growing and widening; copies that go their own way; read-only snapshots."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from broker.coh.intervals import IntervalTable
+from tests.heuristics.test_occupancy import entries
+
+INF = np.inf
+
+
+def test_the_table_keeps_each_slots_earliest_end_and_latest_start_through_adds_removes_and_widening() -> None:
+    rng = np.random.default_rng(5)
+    table = IntervalTable(3)
+    hosted: dict[int, tuple[int, float, float, float]] = {}
+    for job in range(600):
+        if hosted and rng.random() < 0.45:
+            gone = int(rng.choice(list(hosted)))
+            table.remove(gone)
+            del hosted[gone]
+        else:
+            slot, start = int(rng.integers(3)), float(rng.integers(0, 100))
+            hosted[job] = (slot, start, start + float(rng.integers(1, 50)), float(rng.integers(1, 9)))
+            table.add(slot, job, *hosted[job][1:])
+        for slot in range(3):
+            mine = [v for v in hosted.values() if v[0] == slot]
+            assert table.dep_min[slot] == min((v[2] for v in mine), default=INF)
+            assert table.start_max[slot] == max((v[1] for v in mine), default=-INF)
+            assert sorted(table.r[slot][table.end[slot] != INF].tolist()) == sorted(v[3] for v in mine)
+            assert sorted(table.entries(slot)) == sorted(v[1:] for v in mine)
+    assert table.r.shape[1] > 8  # some slot held more than the first width
+
+
+def test_the_tables_arrays_see_its_writes_after_growing_and_a_copy_does_not() -> None:
+    table = IntervalTable(2)
+    table.add(1, 7, 5.0, 20.0, 3.0)
+    table.grow(4)
+    for job in range(10):  # widen row 3
+        table.add(3, 100 + job, float(job), 50.0, 1.0)
+    assert (table.start[1, 0], table.end[1, 0], table.r[1, 0], table.dep_min[1]) == (5.0, 20.0, 3.0, 20.0)
+    assert table.start.shape == (4, 16) and table.start_max[3] == 9.0
+    twin = table.copy()
+    table.remove(7)
+    assert table.dep_min[1] == INF and twin.dep_min[1] == 20.0 and twin.end[1, 0] == 20.0
+    twin.add(0, 8, 1.0, 2.0, 4.0)
+    assert table.dep_min[0] == INF and twin.dep_min[0] == 2.0
+
+
+def test_a_copy_holds_the_same_jobs_and_goes_its_own_way() -> None:
+    table = IntervalTable(2, width=2)
+    table.add(0, 10, 0.0, 100.0, 5.0)
+    table.add(0, 11, 50.0, 80.0, 7.0)
+    table.add(1, 12, 20.0, 30.0, 1.0)
+    twin = table.copy()
+    for name in ("start", "end", "r", "dep_min", "start_max"):
+        assert getattr(twin, name).tolist() == getattr(table, name).tolist()
+    # the twin forgets job 11 and takes job 13 (in the freed column) and job 14 (which widens it)
+    twin.remove(11)
+    twin.add(0, 13, 60.0, 90.0, 2.0)
+    twin.add(0, 14, 70.0, 75.0, 3.0)
+    twin.remove(12)
+    mine, theirs = table.occupancy(2), twin.occupancy(2)
+    assert entries(theirs, 0) == [(0.0, 100.0, 5.0), (60.0, 90.0, 2.0), (70.0, 75.0, 3.0)]
+    assert entries(theirs, 1) == [] and theirs.dep_min.tolist() == [75.0, INF]
+    assert theirs.start_max.tolist() == [70.0, -INF]
+    # ... while the original still holds its own three jobs, and removes job 11 itself
+    assert entries(mine, 0) == [(0.0, 100.0, 5.0), (50.0, 80.0, 7.0)] and entries(mine, 1) == [(20.0, 30.0, 1.0)]
+    assert table.r.shape == (2, 2) and mine.dep_min.tolist() == [80.0, 30.0]
+    table.remove(11)
+    assert entries(table.occupancy(2), 0) == [(0.0, 100.0, 5.0)] and table.dep_min.tolist() == [100.0, 30.0]
+
+
+def test_a_copy_keeps_the_width_of_its_rows() -> None:
+    # width 2: slot 1's first entry is the third of each column; a twin of another width would write elsewhere
+    table = IntervalTable(2, width=2)
+    table.add(0, 1, 0.0, 10.0, 1.0)
+    twin = table.copy()
+    twin.add(1, 2, 5.0, 20.0, 3.0)
+    assert twin.width == 2 and twin.r.tolist() == [[1.0, 0.0], [3.0, 0.0]] and twin.entries(1) == [(5.0, 20.0, 3.0)]
+    assert entries(twin.occupancy(2), 1) == [(5.0, 20.0, 3.0)]
+
+
+def test_the_snapshot_is_read_only_and_sees_the_tables_later_writes() -> None:
+    table = IntervalTable(2)
+    table.add(0, 1, 0.0, 10.0, 1.0)
+    occ = table.occupancy(2)
+    for values in (occ.start, occ.end, occ.r, occ.dep_min, occ.start_max):
+        with pytest.raises(ValueError, match="read-only"):
+            values[0] = 5.0
+    table.add(1, 2, 3.0, 4.0, 2.0)
+    assert occ.hosted(1) == [(3.0, 4.0, 2.0)] and occ.dep_min.tolist() == [10.0, 4.0]
