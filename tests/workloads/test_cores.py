@@ -1,4 +1,4 @@
-"""The one-core view on hand-made traces: filters on their boundaries, groups, counts and refusals (mutation testing).
+"""The one-core view on hand-made traces: filters on their boundaries, groups, counts and refusals.
 
 ``SPEC.md`` §6 and the module docstring: removed and counted, in order, unknown submit and unknown or negative run
 time (0 is kept); an unknown group becomes group -1 (counted); ``"expand"`` makes ``p`` tasks (unknown ``p``: one,

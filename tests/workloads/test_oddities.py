@@ -1,4 +1,8 @@
-"""The rules of ``workloads/oddities.py`` case by case, on hand-made rows (the mutation run's survivors)."""
+"""The rules of ``workloads/oddities.py`` case by case, on hand-made rows.
+
+Each rule's words in a refusal, each undocumented status code its own count, the input left as read, an overflow
+that is not also counted as a negative, ids compared with the nearest known one before.
+"""
 
 from __future__ import annotations
 
