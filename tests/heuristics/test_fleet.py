@@ -1,5 +1,8 @@
-"""Hand-worked cases of the fleet snapshots (``heuristics.fleet``) and the IPP objective (``broker.coh.objective``)
-that a mutation run (mutmut 3) showed untested.
+"""The fleet snapshots of :mod:`heuristics.fleet` on hand-worked cases: a batch's part, the cost-efficient type, the
+fleet a plan leaves (:func:`heuristics.fleet.placed`), field by field and dtype by dtype.
+
+The helpers here (``jobs``, ``running``, ``one_large``, ``on_slot0``) also build the hand-worked plans of the IPP
+objective's tests (``tests/broker/coh/test_objective.py``).
 
 Every departure, billing unit, cost and fleet field below is worked out by hand in the comment beside it.
 Times: the tick is at 5,000 s and a VM boots 120 s, so a new VM is ready at 5,120. Billing is exact (units of
@@ -7,7 +10,6 @@ Times: the tick is at 5,000 s and a VM boots 120 s, so a new VM is ready at 5,12
 ``units_until(anchor, end) = ceil((end - anchor) / 3600)``, so a departure exactly at 7,200 needs 2 units and one a
 second later 3. Two VM types: 0 (capacity 100, 0.065 $ an hour) and 1 (capacity 410, 0.26 $ an hour).
 """
-
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +17,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-from broker.coh.objective import plan_cost, planned_departures
-from broker.pricing.billing import Billing
 from heuristics.fleet import Batch, Fleet, Plan, placed
 
 NOW, BOOT = 5000.0, 120.0
@@ -57,72 +57,6 @@ def one_large(last_departure: float) -> Fleet:
 
 def on_slot0(m: int = 1) -> Plan:
     return Plan(jobs=np.arange(m), targets=np.zeros(m, np.int64), new_types=np.array([], np.int64), n_slots=1)
-
-
-# --- the IPP objective ---------------------------------------------------------------------------------------
-
-
-def test_default_is_the_papers_reading_charged_from_the_last_departure() -> None:
-    # the VM's last job left at 1,000 (unit 1); at 5,000 it idles in unit 2. A job arriving at 5,000 runs 1,000 s
-    # on it: start max(5000, 5000, 120) = 5000, departs 6,000.
-    # paper (default): units_until(0, 6000) - units_until(0, 1000) = 2 - 1 = 1 unit -> 0.26 $
-    # paid=True: ld = max(1000, 5000) = 5000: units_until(0, 6000) - units_until(0, 5000) = 2 - 2 = 0 -> 0 $
-    fleet, batch, plan = one_large(1000.0), jobs([5000.0], [1000.0]), on_slot0()
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY) == pytest.approx(0.26)
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY, paid=False) == pytest.approx(0.26)
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY, paid=True) == 0.0
-
-
-def test_a_queued_job_starts_now_not_at_its_past_arrival() -> None:
-    # the job arrived at 4,000 and waited; its VM was ready at 120. It starts at max(4000, 5000, 120) = 5000 and,
-    # running 3,200 s, departs 8,200: units_until(0, 8200) = 3, the VM's own (last departure 4,000) 2 -> 1 unit.
-    # Started at its arrival it would depart exactly at 7,200, the rollover of unit 2, and cost nothing.
-    fleet, batch, plan = one_large(4000.0), jobs([4000.0], [3200.0]), on_slot0()
-    assert planned_departures(plan, batch, fleet) == ([0], [8200.0])
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY) == pytest.approx(0.26)
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY, paid=True) == pytest.approx(0.26)
-
-
-def test_a_job_on_a_ready_running_vm_does_not_wait_for_a_boot() -> None:
-    # the VM has been ready since 120: a job arriving at 5,000 starts at 5,000 and, running 2,200 s, departs at 7,200,
-    # exactly the end of unit 2: units_until(0, 7200) - units_until(0, 4000) = 2 - 2 = 0 -> free.
-    # (Were it made to wait for a boot, 5,120 + 2,200 = 7,320 would need a third unit: 0.26 $.)
-    fleet, batch, plan = one_large(4000.0), jobs([5000.0], [2200.0]), on_slot0()
-    assert planned_departures(plan, batch, fleet) == ([0], [7200.0])
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY) == 0.0
-
-
-def test_departures_and_cost_on_a_ready_a_booting_and_a_new_vm() -> None:
-    # slot 0: large, started at 0, ready at 120, last departure 4,000.
-    # slot 1: small, started at 4,950 (billed from 4,950), still booting until 5,070, no job yet (ld = 4,950).
-    # new VM 0 (target 2): large, billed from 5,000, ready at 5,120.
-    fleet = running(vm_type=[1, 0], anchor=[0.0, 4950.0], ready_at=[BOOT, 5070.0], last_departure=[4000.0, 4950.0])
-    batch = jobs([4000.0, 5000.0, 5100.0, 5000.0], [2200.0, 3480.0, 1000.0, 3480.0])
-    plan = Plan(jobs=np.array([0, 1, 2, 3]), targets=np.array([0, 1, 2, 1]), new_types=np.array([1]), n_slots=2)
-    # job 0 (queued since 4,000) on slot 0: max(4000, 5000, 120) = 5000 + 2200 = 7200
-    # job 1 on slot 1: max(5000, 5000, 5070) = 5070 + 3480 = 8550 = 4950 + 3600, slot 1's first rollover
-    # job 2 (arrives 5,100, in the look-ahead) on the new VM: max(5100, 5000, 5120) = 5120 + 1000 = 6120
-    # job 3 on slot 1 too, departing at the same 8,550 as job 1
-    assert planned_departures(plan, batch, fleet) == ([0, 1, 2, 1], [7200.0, 8550.0, 6120.0, 8550.0])
-    # slot 0: units_until(0, 7200) - units_until(0, 4000) = 2 - 2 = 0
-    # slot 1 (paper): units_until(4950, 8550) - units_until(4950, 4950) = 1 - 0 = 1 -> 0.065
-    # new VM: units_until(5000, 6120) = 1 -> 0.26
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY) == pytest.approx(0.065 + 0.26)
-    # paid: slot 1's ld = max(4950, 5000) = 5000, units_until(4950, 5000) = 1 already paid -> 1 - 1 = 0
-    assert plan_cost(plan, batch, fleet, Billing(), HOURLY, paid=True) == pytest.approx(0.26)
-
-
-@pytest.mark.parametrize(("n_jobs", "n_targets"), [(2, 1), (1, 2)])
-def test_a_plan_whose_jobs_and_targets_differ_in_length_is_rejected(n_jobs: int, n_targets: int) -> None:
-    # a plan pairs jobs[p] with targets[p]: a job without a target (or a target without a job) is an error, not a
-    # plan silently cut to its shorter part
-    fleet, batch = one_large(4000.0), jobs([5000.0, 5000.0], [100.0, 100.0])
-    plan = Plan(jobs=np.arange(n_jobs), targets=np.zeros(n_targets, np.int64), new_types=np.array([], np.int64),
-                n_slots=1)
-    with pytest.raises(ValueError):
-        planned_departures(plan, batch, fleet)
-    with pytest.raises(ValueError):
-        plan_cost(plan, batch, fleet, Billing(), HOURLY)
 
 
 # --- Batch, Fleet ------------------------------------------------------------------------------------------------
