@@ -1,4 +1,4 @@
-"""Hand-worked ticks of :class:`broker.coh.portfolio.CohPolicy` that a mutation run (mutmut 3) showed untested.
+"""Hand-worked ticks of :class:`broker.coh.portfolio.CohPolicy`: its members, the IPP, chunks and its figures.
 
 The policy is driven one ``decide`` at a time on hand-made fleets, with stand-in members and a stand-in
 integer program (:class:`ScriptedIpp`, following :class:`~broker.coh.ipp_member.IppMember`'s interface) whose
