@@ -1,10 +1,12 @@
-"""The site's rules by hand where the first tests leave room: the EDF deadline's slope, defaults and refusals."""
+"""The site's rules (:mod:`broker.elastic.rules`) by hand: the EDF deadline's slope, defaults and refusals, and
+the autoscaler's exploration below its probability."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from broker.elastic.episode import Action
 from broker.elastic.rules import RulePolicy, pick
 from broker.elastic.world import Decision, ElasticWorld, PoolConfig
 from tests.broker.elastic.test_world import core_jobs
@@ -51,3 +53,18 @@ def test_an_idle_hold_of_0_is_allowed() -> None:
 def test_bad_rules_say_why(kwargs, message) -> None:
     with pytest.raises(ConfigError, match=message):
         RulePolicy(**kwargs)
+
+
+# --- hand-worked edges: exploration on the draw -------------------------------------------------------------------
+# Where a test places an input exactly on a random draw, the draw is read from an independent
+# ``numpy.random.default_rng`` of the same seed (the definition: a connection, an exploration, when the draw is
+# *below* the probability).
+
+
+def test_the_autoscaler_explores_only_below_the_probability() -> None:
+    # 35 run, 5 wait on 40 cores: the demand (40) is the size, the autoscaler keeps it. With explore set to
+    # exactly the policy's first draw (seed 2: 0.2616121342493164) that draw is not below it: no exploration
+    draw = np.random.default_rng(2).random()
+    world = ElasticWorld(core_jobs([0], [10], [0]), PoolConfig(1))
+    decision = Decision(0.0, np.arange(5), 35, 40, 36, 100, True, 0.0)
+    assert RulePolicy(sizing=True, explore=draw, seed=2).decide(decision, world) == Action(0, None)

@@ -1,4 +1,5 @@
-"""The elastic validator by hand on broken pool states: each check alone, with the message it gives."""
+"""The elastic validator (:mod:`broker.elastic.validate`) by hand on broken pool states: each check alone, with
+the message it gives, and on its boundary."""
 
 from __future__ import annotations
 
@@ -87,3 +88,38 @@ def test_the_instant_checks_say_when_and_what() -> None:
     early = _state(done=1, running={1: 4.0})
     with pytest.raises(InvariantError, match=r"^job 1 started at 4.0, before its submission at 5.0$"):
         ElasticValidator(early).at_event(7.0)
+
+
+# --- hand-worked edges: each check on its boundary ----------------------------------------------------------------
+
+# the broken pool states of ``_state`` above (two jobs on an elastic pool of 1..4 cores)
+
+
+def test_more_running_jobs_than_cores_say_how_many() -> None:
+    crowded = _state(done=0, running={0: 0.0, 1: 5.0}, size=1)
+    with pytest.raises(InvariantError, match=r"^t=7.0: 2 jobs run on a pool of 1 cores$"):
+        ElasticValidator(crowded).at_event(7.0)
+
+
+def test_a_change_eps_before_the_hold_ends_is_tolerated() -> None:
+    # sizes 2 and 3 from 0, then 4 at 60 - 1e-6: exactly the hold less the tolerance after the last change
+    state = _state(sizes=[(0.0, 2), (0.0, 3)], size=3, done=0, submitted=0, start=np.full(2, np.nan))
+    validator = ElasticValidator(state)
+    state.sizes.append((60.0 - 1e-6, 4))
+    state.size = 4
+    validator.at_event(60.0 - 1e-6)
+
+
+def test_core_seconds_off_by_exactly_the_tolerance_pass() -> None:
+    # two jobs of 0 s at 0: the sizes give 0 core-seconds; 1e-6 counted is exactly the tolerance (1e-6 x 1)
+    instant = _state(jobs=core_jobs([0, 0], [0, 0], [0, 0]), start=np.zeros(2), end=np.zeros(2),
+                     core_seconds=lambda t: 2 * t + 1e-6)
+    ElasticValidator(instant).at_end()
+
+
+def test_a_run_of_no_job_is_checked_where_it_starts() -> None:
+    # no job: the run ends at its start, 0, where the size 2 gives 0 core-seconds; one counted there is caught
+    empty = _state(jobs=core_jobs([], [], [], groups=1), submitted=0, done=0, start=np.empty(0), end=np.empty(0),
+                   core_seconds=lambda t: 2 * t + 1.0)
+    with pytest.raises(InvariantError, match=r"^the pool's core-seconds are 1.0, its sizes give 0.0$"):
+        ElasticValidator(empty).at_end()

@@ -1,6 +1,9 @@
-"""A copy of the median estimates keeps each class's window apart (mutation-testing gap)."""
+"""The run-time estimates (:mod:`broker.elastic.estimate`) by hand: a copy of the median estimates keeps each
+class's window apart, an oracle keeps no window."""
 
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 
@@ -45,3 +48,17 @@ def test_a_window_of_one_and_a_prior_of_zero() -> None:
     est.completed(0)
     est.completed(1)
     assert est.one(0) == 20.0  # the last one alone
+
+
+# --- hand-worked edges: an oracle ---------------------------------------------------------------------------------
+
+
+def test_an_oracle_keeps_no_window() -> None:
+    # completions join a class's window with median estimates only: an oracle's medians stay at the prior
+    runtime = np.array([100.0, 2000.0])
+    est = RunTimeEstimates(runtime, runtime < 900, "oracle", window=2, prior=900.0)
+    est.completed(0)
+    est.completed(1)
+    assert est.median.tolist() == [900.0, 900.0]
+    assert est.recent == (deque(), deque()) and est.ordered == ([], [])
+    assert est.of(np.array([0, 1])).tolist() == [100.0, 2000.0]

@@ -1,4 +1,5 @@
-"""Elastic sweeps by hand on a four-job SWF file: the window, the pool, the cells, the grid and the table."""
+"""Elastic sweeps (:mod:`broker.elastic.sweep`) by hand on a four-job SWF file:
+the window, the pool, the cells, the grid and the table."""
 
 from __future__ import annotations
 

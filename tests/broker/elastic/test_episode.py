@@ -1,4 +1,4 @@
-"""An episode has no decision before it starts (mutation-testing gap)."""
+"""The episode loop (:mod:`broker.elastic.episode`): an episode has no decision before it starts."""
 
 from __future__ import annotations
 

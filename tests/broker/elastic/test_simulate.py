@@ -1,4 +1,4 @@
-"""The policy registry and ``run_elastic``'s defaults by hand (mutation-testing gaps)."""
+"""The policy registry and ``run_elastic``'s defaults (:mod:`broker.elastic.simulate`) by hand."""
 
 from __future__ import annotations
 
