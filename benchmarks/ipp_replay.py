@@ -5,7 +5,7 @@ over the paper's trio (FCFS-SM, FCFS-LD, FCFS-CFH), then the same with the integ
 CP-SAT under a deterministic limit (2 deterministic seconds, one worker). Prints both wall times,
 the ratio, the costs, and how the IPP settled its ticks (proven optimal, at the limit, by path);
 ``--reference-cost`` / ``--reference-optimal`` compare with a run of the same command on an
-earlier commit (the figures of the commit before issue 17 by default, BENCHMARKS.md).
+earlier commit (the figures of the commit before issue 17 by default, docs/BENCHMARKS.md).
 
     python benchmarks/ipp_replay.py [--trace PATH] [--limit N] [--exact-jobs K] [--solver cpsat]
 """

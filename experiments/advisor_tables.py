@@ -1,4 +1,4 @@
-"""The advisor's tables in EXPERIMENTS.md: Table 5 (wait RMSE) and saved time on every shared trace with waits.
+"""The advisor's tables in docs/EXPERIMENTS.md: Table 5 (wait RMSE) and saved time on every shared trace with waits.
 
     python experiments/advisor_tables.py --store results/advisor [--traces SDSC-BLUE-2000-4.2-cln,...]
 

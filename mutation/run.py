@@ -1,4 +1,4 @@
-"""Mutation score of the core, module by module (issue 19; TESTING.md).
+"""Mutation score of the core, module by module (issue 19; docs/TESTING.md).
 
 For each module of ``mutation/core.toml`` (or those given with ``--modules``), in a copy of the
 committed tree under ``--workdir`` (the working tree is never touched): mutmut mutates the module
@@ -8,7 +8,7 @@ score written: detected (killed or timed out) over all mutants but those judged 
 ``mutation/equivalent.toml``.
 
     python mutation/run.py [--modules broker/sim/kernel.py,...] [--max-children 2] [--out mutation/scores.json]
-    python mutation/run.py --table        # only rewrite TESTING.md's table from the scores and the judgements
+    python mutation/run.py --table        # only rewrite docs/TESTING.md's table from the scores and the judgements
     python mutation/run.py --modules ... --count-only   # recount the copies (after re-running mutants by hand)
     python mutation/run.py --modules ... --recheck-timeouts   # run the timed-out and crashed mutants again
 """
@@ -167,7 +167,7 @@ def main() -> None:
     parser.add_argument("--workdir", default="/tmp/cloudbroker-mutation")
     parser.add_argument("--max-children", type=_at_least_one, default=2)
     parser.add_argument("--out", default=str(ROOT / "mutation" / "scores.json"))
-    parser.add_argument("--table", action="store_true", help="only rewrite TESTING.md's table")
+    parser.add_argument("--table", action="store_true", help="only rewrite docs/TESTING.md's table")
     parser.add_argument("--recheck-timeouts", action="store_true",
                         help="run again, one native thread each, only the mutants that timed out or crashed")
     parser.add_argument("--count-only", action="store_true",
@@ -177,7 +177,7 @@ def main() -> None:
     reasons = tomllib.loads((ROOT / "mutation" / "equivalent.toml").read_text()).get("equivalent", {})
     out_path = Path(args.out)
     if args.table:
-        testing = ROOT / "TESTING.md"
+        testing = ROOT / "docs" / "TESTING.md"
         results = json.loads(out_path.read_text())
         pending = [m for m in core if m not in results]
         testing.write_text(with_table(testing.read_text(), table(results, reasons, pending)))

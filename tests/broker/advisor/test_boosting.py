@@ -151,3 +151,16 @@ def test_any_seed_the_sweep_runner_gives_is_taken(problem) -> None:
     assert np.isfinite(big.mean).all()
     assert boosting.random_state(2**63 - 1) == int(np.random.SeedSequence(2**63 - 1).generate_state(1)[0])
     assert boosting.random_state(7) != boosting.random_state(8) and 0 <= boosting.random_state(2**40) < 2**32
+
+
+# --- Gradient boosting's category codes by hand: codes in floating point, whatever the input's integer type -------
+# The expected values are worked by hand.
+
+
+def test_codes_past_127_are_kept_for_a_narrow_integer_input() -> None:
+    # 200 categories in int8, first seen from 99 down to -100: codes 0..199 by first appearance (an int8
+    # column could not hold the codes from 128 on); the number column beside it keeps its values
+    X = np.column_stack([np.arange(99, -101, -1), np.arange(200) % 7]).astype(np.int8)
+    codes = _codes(X, np.array([True, False]))
+    assert codes.dtype == np.float64
+    assert codes[:, 0].tolist() == list(range(200)) and codes[:, 1].tolist() == [i % 7 for i in range(200)]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from broker.advisor.decide import PAPER_OVERHEADS, Cutoff, LinearSpeed, TableSpeed, decide, oracle, saved_time
@@ -190,3 +192,77 @@ def test_a_cut_on_s_weighs_hits_and_misses_alike_and_needs_the_hits_at_the_small
                    ([0.5, 0.5, 0.1, 0.1, 0.1, 0.5], [True, True, True, False, False, False])):
         with pytest.raises(ConfigError, match=neither):
             Cutoff.fit(np.array(s), np.ones(len(s)), np.array(hit))
+
+
+# --- The linear speed model in double precision whatever the processor counts' type -------------------------------
+# The expected values are worked by hand.
+
+
+def test_single_precision_processor_counts_slow_the_cloud_in_double_precision() -> None:
+    # 3 processors at o = 0.1 run (0.1 x 3 + 1) x 100 = 130 s; in single precision 1.3 is 1.29999995
+    got = LinearSpeed(0.1).cloud_run(np.array([3.0], dtype=np.float32), np.array([100.0]))
+    assert got.dtype == np.float64 and got[0] == pytest.approx(130.0, rel=1e-15)
+    assert LinearSpeed(0.5).cloud_run(np.array([2], dtype=np.int8), np.array([10], dtype=np.int64)).tolist() == [20.0]
+
+
+def test_a_cut_on_single_precision_speeds_is_placed_in_double_precision() -> None:
+    from broker.advisor.decide import Cutoff
+
+    # hits at s = 0.1, misses at 0.5, variances that say nothing: the cut is halfway, the mean of the four
+    # speeds as given; 0.1 in single precision is 0.10000000149011612, so the mean is 0.30000000074505806
+    # (in single precision it would round to 0.30000001192092896)
+    s = np.array([0.1, 0.1, 0.5, 0.5], dtype=np.float32)
+    cutoff = Cutoff.fit(s, np.ones(4), np.array([True, True, False, False]))
+    assert cutoff.s_max == pytest.approx((2 * 0.10000000149011612 + 2 * 0.5) / 4, abs=1e-12)
+
+
+# --- the inputs as a caller may give them: object arrays, a UTF-8 or quoted table, odd variances and hits ---------
+# Every expected value is worked by hand.
+
+
+def test_the_cloud_run_of_run_times_in_an_object_array_is_in_double_precision() -> None:
+    # o = 0.5 on 2 processors: (0.5 x 2 + 1) = 2 times the local run
+    got = LinearSpeed(0.5).cloud_run([2, 2], np.array([10, 20], dtype=object))
+    assert got.dtype == np.float64 and got.tolist() == [20.0, 40.0]
+    assert LinearSpeed(0.5).cloud_run([2], ["10"]).tolist() == [20.0]
+
+
+def test_a_quoted_field_keeps_its_own_line_break_in_the_message(tmp_path: Path) -> None:
+    # the csv module reads a quoted field's \r\n as written only from a file opened with newline=""
+    path = tmp_path / "speeds.csv"
+    path.write_bytes(b'procs,ratio\r\n"1\r\n2",1.5\r\n')
+    with pytest.raises(InputError) as caught:
+        TableSpeed.read(path)
+    assert str(caught.value) == f"{path}:2: field 'procs': '1\\r\\n2' is not an integer >= 1"
+
+
+def test_a_utf8_table_reads_the_same_where_the_default_encoding_is_latin1(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # fields followed by a no-break space (UTF-8 c2 a0, as spreadsheets write them): stripped as whitespace;
+    # read as Latin-1 the two bytes would be 'Â' and a no-break space, and 'Â' is no number
+    path = tmp_path / "speeds.csv"
+    path.write_bytes("procs,ratio\n1,1.5\u00a0\n4\u00a0,2.5\n".encode())
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: "latin-1" if encoding is None else encoding)
+    table = TableSpeed.read(path)
+    assert (table.procs, table.ratios) == ((1, 4), (1.5, 2.5))
+
+
+def test_no_limit_on_the_variance_stays_infinite_whatever_the_slope() -> None:
+    # log alpha = inf stands for no limit below s_max: inf, not exp(inf - inf) = nan
+    assert Cutoff(beta=-math.inf)(1.0) == math.inf
+    assert Cutoff(beta=-1e308)(10.0) == math.inf  # -1e309 overflows to -inf
+    assert Cutoff(beta=-1e308, s_max=10.0)(10.0) == 0.0
+
+
+def test_a_variance_given_as_none_is_unknown_and_left_out_of_the_fit() -> None:
+    # without the fifth entry: hits at s = 0.1, misses at 0.5, variances that say nothing (log 1 = 0 everywhere):
+    # the classes weigh the same and the standardised speeds are -1, -1, 1, 1, so the cut is at their mean 0.3
+    cutoff = Cutoff.fit([0.1, 0.1, 0.5, 0.5, 0.3], [1.0, 1.0, 1.0, 1.0, None], [True, True, False, False, True])
+    assert (cutoff.log_alpha, cutoff.beta) == (math.inf, 0.0)
+    assert cutoff.s_max == pytest.approx(0.3, abs=1e-12)
+
+
+def test_hits_are_truth_values_so_counts_mark_hits_by_being_nonzero() -> None:
+    # 1 and 2 are both hits, 0 a miss: the same four points as above, the cut at 0.3
+    cutoff = Cutoff.fit(pd.Series([0.1, 0.1, 0.5, 0.5]), np.ones(4), np.array([1, 2, 0, 0]))
+    assert cutoff.s_max == pytest.approx(0.3, abs=1e-12)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -119,7 +121,6 @@ def test_a_refused_fit_leaves_the_estimator_unfitted() -> None:
 
 
 def test_prediction_refuses_columns_other_than_those_it_learnt() -> None:
-    import pandas as pd
 
     model = KernelKNN(n_neighbors=2).fit(pd.DataFrame({"a": [0.0, 1.0, 2.0], "b": [5.0, 6.0, 7.0]}), [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="feature names should match"):
@@ -171,3 +172,66 @@ def test_rows_embedded_together_keep_different_unseen_values_apart() -> None:
     mixed = HeomEmbedding(categorical=[1]).fit(np.array([[0.0, 1.0], [10.0, 2.0]]))
     together = mixed.embed_together(np.array([[5.0, 9.0], [10.0, 1.0]]))
     assert together[:, 0].tolist() == [0.5, 1.0] and together.shape == (2, 1 + 2 + 1)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# HEOM's embedding by hand: ranges taken in floating point, the column of unseen values, no warning on a constant
+# Every expected value is worked by hand.
+
+
+def test_a_narrow_integer_column_has_its_range_taken_in_floating_point() -> None:
+    # -100 and 100 in int8: the range is 200 (in int8 arithmetic it would wrap around to -56)
+    X = np.array([[-100], [100], [0]], dtype=np.int8)
+    embedding = HeomEmbedding().fit(X)
+    assert embedding.scale_.tolist() == [1 / 200]
+    assert embedding.transform(X).tolist() == [[-0.5], [0.5], [0.0]]
+
+
+def test_the_last_column_of_a_category_marks_a_value_not_seen_in_fitting() -> None:
+    # column 0 a number (range 10, weight 1), column 1 a category (weight 2) seen as 1 and 2: its one-hot
+    # columns are scaled by 2 / sqrt(2) = sqrt(2), then one column for a value never seen
+    embedding = HeomEmbedding(feature_weights=[1.0, 2.0], categorical=[1]).fit(np.array([[0.0, 1.0], [10.0, 2.0]]))
+    got = embedding.transform(np.array([[5.0, 2.0], [5.0, 9.0], [0.0, 1.0]]))
+    r = math.sqrt(2.0)
+    np.testing.assert_allclose(got, [[0.5, 0.0, r, 0.0], [0.5, 0.0, 0.0, r], [0.0, r, 0.0, 0.0]], rtol=1e-15)
+
+
+def test_a_constant_column_is_fitted_without_a_division_warning() -> None:
+    # column 0 is constant (range 0): it weighs 0 whatever its weight, and nothing is divided by its range
+    X = np.array([[4.0, 0.0], [4.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for weights in ([1.0, 1.0], [0.0, 1.0]):
+            assert HeomEmbedding(feature_weights=weights).fit(X).scale_.tolist() == [0.0, 1.0]
+    assert HeomEmbedding().fit(X).transform(np.array([[1000.0, 0.5]])).tolist() == [[0.0, pytest.approx(0.5)]]
+
+
+# --- the inputs as a caller may give them: numbers as text or in object arrays, missing values --------------------
+# Every expected value is worked by hand.
+
+
+def test_numbers_written_as_text_are_read_as_numbers_by_the_estimator() -> None:
+    # X = 0, 2, 4 (range 4): embedded at 0, 0.5, 1; the query 1 sits at 0.25, 0.25 from rows 0 and 1 (labels 1
+    # and 2) and 0.75 from row 2. k = 2: equal weights 1/2, mean 1.5, spread 1/2 x 0.5^2 x 2 = 0.25 over
+    # 1 - (1/4 + 1/4) = 0.5: variance 0.5
+    model = KernelKNN(n_neighbors=2).fit([["0"], ["2"], ["4"]], [1.0, 2.0, 4.0])
+    mean, std = model.predict([["1"]], return_std=True)
+    assert mean.tolist() == [1.5]
+    assert std[0] == pytest.approx(math.sqrt(0.5), rel=1e-15)
+
+
+def test_the_embedding_reads_text_and_object_arrays_as_double_precision_numbers() -> None:
+    # the range of 0 and 4 is 4: 1 embeds at 1/4 and 2 at 1/2
+    embedding = HeomEmbedding().fit(np.array([[0.0], [4.0]]))
+    assert embedding.transform([["1"]]).tolist() == [[0.25]]
+    got = embedding.transform(np.array([[1], [2]], dtype=object))
+    assert got.dtype == np.float64 and got.tolist() == [[0.25], [0.5]]
+
+
+def test_a_missing_value_in_an_object_array_is_refused_in_the_estimators_own_name() -> None:
+    X = np.array([[0.0], [np.nan], [4.0]], dtype=object)
+    with pytest.raises(ValueError, match="KernelKNN does not accept missing values"):
+        KernelKNN(n_neighbors=2).fit(X, [1.0, 2.0, 4.0])
+    model = KernelKNN(n_neighbors=2).fit(np.array([[0.0], [2.0], [4.0]]), [1.0, 2.0, 4.0])
+    with pytest.raises(ValueError, match="KernelKNN does not accept missing values"):
+        model.predict(np.array([[np.nan]], dtype=object))

@@ -4,7 +4,7 @@ Slow (the whole set takes minutes on two cores) but run by CI: a real log that a
 or crashes on is the first thing a user meets. Each run must end with exit 0 and account for every
 line of the log: the lines the archive's table counts (``SOURCES.md``) are read, none skipped, and
 read = removed (by reason) + kept. The counts of every run are written to
-``$CLOUDBROKER_ARTIFACTS/whole_traces.json`` when CI sets it (TESTING.md has the table).
+``$CLOUDBROKER_ARTIFACTS/whole_traces.json`` when CI sets it (docs/TESTING.md has the table).
 
 ``elastic`` runs where it applies, on the elastic paper's grid log (LPC-EGEE, 220,695 one-core jobs),
 with its rule policy (``--policy fcfs``, the default 81-core pool): 20 s. Not the learner: SARSA over

@@ -12,7 +12,7 @@ import pytest
 
 from broker.coh.exact import solve_exact
 from broker.coh.ipp import CapacityRows, IppInstance
-from tests.broker.coh.test_mutants_ipp17 import no_vms, one_vm
+from tests.broker.coh.small_cases import no_vms, one_vm
 
 INF = np.inf
 #: Job costs ($, one unit each) on 15 running VMs, inf where the job has no room: 0.5 first at VM 11,

@@ -13,7 +13,8 @@ import numpy as np
 from broker.coh.instance import make_instance
 from broker.coh.intervals import IntervalTable
 from tests.broker.coh.instance_reference import reference_instance
-from tests.broker.coh.test_mutants_ipp17 import BILLING, HOURLY, batch, fleet
+from tests.broker.coh.ipp_cases import BILLING
+from tests.broker.coh.small_cases import HOURLY, batch, fleet
 
 #: Twenty new jobs of 150, job i over [1000 + 100 i, 1150 + 100 i): each overlaps only the next.
 JOBS = batch([1000.0 + 100.0 * i for i in range(20)], [150.0] * 20, [150.0] * 20)

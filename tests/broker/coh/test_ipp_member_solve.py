@@ -23,7 +23,8 @@ from broker.coh.ipp_member import IppMember, IppOutcome
 from heuristics.fleet import Batch, Plan
 from solvers.base import Limit, SolveResult, Status, error_result, get_solver
 from solvers.model import MipModel
-from tests.broker.coh.test_mutants_ipp17 import BILLING, HOURLY, batch, fleet
+from tests.broker.coh.ipp_cases import BILLING
+from tests.broker.coh.small_cases import HOURLY, batch, fleet
 
 JOBS = batch([1000.0] * 3, [100.0] * 3, [10.0] * 3)
 NO_VMS = fleet([], [], [], [])

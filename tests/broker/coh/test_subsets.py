@@ -17,6 +17,7 @@ from broker.coh.subsets import MAX_SUBSET_JOBS, solve_subsets
 from heuristics.fleet import Plan
 from solvers.base import Limit, Status, get_solver
 from tests.broker.coh.ipp_cases import BILLING, CATALOG, captured
+from tests.broker.coh.small_cases import no_vms, one_vm
 
 
 def partitions(items: list[int]) -> Any:
@@ -184,3 +185,91 @@ def test_a_plan_no_vm_can_hold_is_refused_and_sizes_are_checked() -> None:
                                vm_rows=CapacityRows.empty(2, 0), new_units=np.zeros(0, np.int64),
                                type_rows=np.zeros((1, 0), bool)))
     assert MAX_SUBSET_JOBS == 12
+
+
+# --- hand-worked cases on boundaries and ties: a load exactly equal to a capacity, the largest batch, equal costs --
+# Every expected value is worked out by hand in the comment beside it, or by the enumeration above, never by a second
+# run of the code under test. The instances are the small hand-made ones of tests/broker/coh/small_cases.py.
+
+
+# --- solve_subsets -----------------------------------------------------------------------------------
+
+
+def test_twelve_jobs_are_the_most_and_split_at_the_lowest_block() -> None:
+    # 12 jobs of 10 at once: 120 > 100, so two small VMs ($0.13) beat one large ($0.26). Of the
+    # splits of that cost, the block holding job 0 is the lowest subset with the other ten in one
+    # small VM (exactly 100 = its capacity): {0, 1}; jobs 2..11 on the second VM.
+    plan, cost = solve_subsets(no_vms(MAX_SUBSET_JOBS))
+    assert MAX_SUBSET_JOBS == 12 and cost == pytest.approx(0.13)
+    assert plan.targets.tolist() == [5, 5] + [6] * 10 and plan.new_types.tolist() == [0, 0]
+    with pytest.raises(ValueError, match=r"1\.\.12 jobs, got 13"):
+        solve_subsets(no_vms(13))
+
+
+def test_the_refusal_says_exactly_why() -> None:
+    with pytest.raises(ValueError, match=r"^no feasible placement for the jobs$"):
+        solve_subsets(no_vms(2, r=np.array([10.0, 500.0])))  # 500 > 410, the largest type
+
+
+def test_plans_are_integer_arrays_even_without_new_vms() -> None:
+    # One job of 10 on the running VM ($1, one unit) or a new small VM ($0.065): the new VM.
+    plan, cost = solve_subsets(one_vm(1))
+    assert cost == pytest.approx(0.065) and plan.targets.tolist() == [5] and plan.targets.dtype == np.int64
+    # ... and at $0.01 an hour the running VM: no new VM, still an integer (empty) type list
+    plan, cost = solve_subsets(one_vm(1, vm_hourly=np.array([0.01])))
+    assert cost == pytest.approx(0.01) and plan.targets.tolist() == [3]
+    assert plan.new_types.tolist() == [] and plan.new_types.dtype == np.int64 and plan.targets.dtype == np.int64
+
+
+def test_new_vms_of_two_types_keep_their_own_types() -> None:
+    # r 400 and 90 at once: 490 > 410, so two VMs: a large one for job 0 (400 > 100) and a small one
+    # for job 1: $0.26 + $0.065. New VMs are numbered as the jobs first use them: 5 (large), 6 (small).
+    plan, cost = solve_subsets(no_vms(2, r=np.array([400.0, 90.0])))
+    assert cost == pytest.approx(0.325)
+    assert plan.targets.tolist() == [5, 6] and plan.new_types.tolist() == [1, 0]
+
+
+
+def test_a_row_over_by_half_a_unit_does_not_hold() -> None:
+    # Two jobs of 40 and 40.5 at once on the running VM ($0, room 100 each) whose one row leaves 80:
+    # 80.5 > 80, so they cannot share it. Types of capacity 60 ($0.065) and 120 ($0.26): one job
+    # there and the other on a new small VM ($0.065); of the two such splits, the lowest subset on
+    # the running VM, job 0.
+    rows = CapacityRows.from_list([(np.ones((1, 2), bool), np.array([80.0]))], 2)
+    inst = one_vm(2, r=np.array([40.0, 40.5]), vm_rows=rows, vm_hourly=np.zeros(1),
+                  type_capacity=np.array([60.0, 120.0]))
+    plan, cost = solve_subsets(inst)
+    assert cost == pytest.approx(0.065) and plan.targets.tolist() == [3, 5]
+    # the same on new VMs: 60 + 40.5 = 100.5 > 100 at once, so a small VM cannot take both: two small
+    # ($0.13) beat one large ($0.26)
+    plan, cost = solve_subsets(no_vms(2, r=np.array([60.0, 40.5])))
+    assert cost == pytest.approx(0.13) and plan.targets.tolist() == [5, 6]
+    # ... while at exactly 100 one small VM holds both
+    plan, cost = solve_subsets(no_vms(2, r=np.array([60.0, 40.0])))
+    assert cost == pytest.approx(0.065) and plan.targets.tolist() == [5, 5]
+
+
+def test_a_job_larger_than_a_type_needs_a_larger_type_even_outside_every_row() -> None:
+    # Jobs 1 and 2 (r 10) run together (the only type row); job 0 (r 400) runs with neither, but
+    # 400 > 100: a small VM cannot hold it. One large VM ($0.26) holds all three.
+    inst = no_vms(3, r=np.array([400.0, 10.0, 10.0]), type_rows=np.array([[False, True, True]]))
+    plan, cost = solve_subsets(inst)
+    assert cost == pytest.approx(0.26) and plan.targets.tolist() == [5, 5, 5] and plan.new_types.tolist() == [1]
+
+
+def test_a_job_of_no_unit_costs_nothing_on_a_new_vm() -> None:
+    # A new VM billed for 0 units costs $0: both jobs (0 units each, r 60 and 50: 110 > 100 at once)
+    # go to new VMs for nothing, rather than the running VM ($1 an hour, 1 unit): two small VMs,
+    # the first of the cheapest types.
+    plan, cost = solve_subsets(one_vm(2, r=np.array([60.0, 50.0]), new_units=np.zeros(2, np.int64)))
+    assert cost == 0.0 and plan.targets.tolist() == [5, 6] and plan.new_types.tolist() == [0, 0]
+
+
+def test_of_equally_cheap_running_vms_the_first_is_taken() -> None:
+    # One job of 10; slot 2 costs $2 (one unit beyond its base), slot 3 has no room, slots 4 and 5
+    # cost nothing (the job ends within their base): the first of the free ones, slot 4.
+    inst = one_vm(1, vm_slot=np.array([2, 3, 4, 5]), vm_room=np.array([[100.0], [0.0], [100.0], [100.0]]),
+                  vm_rows=CapacityRows.empty(4, 1), vm_hourly=np.array([2.0, 1.0, 1.0, 1.0]),
+                  vm_base=np.array([0, 0, 1, 1]), vm_units=np.ones((4, 1), np.int64))
+    plan, cost = solve_subsets(inst)
+    assert cost == 0.0 and plan.targets.tolist() == [4]

@@ -13,7 +13,7 @@ import pytest
 
 from broker.coh.ipp import CapacityRows
 from broker.coh.subsets import solve_subsets
-from tests.broker.coh.test_mutants_ipp17 import no_vms, one_vm
+from tests.broker.coh.small_cases import no_vms, one_vm
 
 EDGE = 100.0 + 1e-9
 #: 50 and EDGE - 50 add up, in floating point, to exactly EDGE.

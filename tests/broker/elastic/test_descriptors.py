@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -187,3 +189,30 @@ def test_a_rule_policy_sizes_only_an_elastic_pool_and_explores_when_asked() -> N
         RulePolicy("fcfs", explore=1.5)
     with pytest.raises(ConfigError):
         RulePolicy("rr")
+
+
+# --- the pool-size levels are core counts: integers, not floats that happen to be whole ---------------------------
+
+
+def test_levels_are_integers() -> None:
+    got = levels(1, 4, 3)  # 1, 2.5, 4: 2.5 rounds to even, 2
+    assert got.dtype == np.int64 and got.tolist() == [1, 2, 4]
+
+
+# --- hand-worked edges: precisions --------------------------------------------------------------------------------
+
+
+def test_scale_time_works_in_double_precision_whatever_the_input() -> None:
+    # 3540 s is exact in float32: log1p(3540 / 60) / 10 = log(60) / 10 = 0.40943445622221...; in float32 it
+    # would come out as 0.40943447 (off by 1.7e-8)
+    got = scale_time(np.array([3540.0], dtype=np.float32))
+    assert got.dtype == np.float64 and got[0] == pytest.approx(math.log(60.0) / 10.0, rel=1e-14)
+
+
+def test_encode_divides_the_pool_size_in_double_precision() -> None:
+    # one job on a nominal pool of 3: a size of 1 core is the input 1/3 (float32 would give 0.3333333432674408)
+    world = ElasticWorld(core_jobs([0], [10], [0]), PoolConfig(3))
+    d = world.advance()
+    assert d is not None
+    row = encode(world, d, np.array([0]), np.array([1], dtype=np.float32))[0]
+    assert row[-1] == 1 / 3

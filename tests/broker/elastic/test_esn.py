@@ -129,3 +129,84 @@ def test_the_gram_solve_is_scikit_learns_ridge(alpha: float) -> None:
     assert intercept == pytest.approx(reference.intercept_, rel=1e-8)
     with pytest.raises(ValueError, match="holds 300 rows, 299 were given"):
         gram.solve(x[:299], y[:299], alpha)
+
+
+# --- by hand: the smallest network, the bounds of its settings, an empty reservoir --------------------------------
+
+
+def test_the_smallest_network_one_input_one_unit() -> None:
+    net = EchoStateNetwork(1, units=1, density=1.0)
+    # a single self-connection drawn in [0, 1) is scaled to the spectral radius: exactly 0.9
+    assert net.w.shape == (1, 1) and net.w[0, 0] == pytest.approx(0.9, rel=1e-12)
+    assert net.read.tolist() == [0] and net.coef.shape == (2,)  # 15 % of one unit rounds to none: one is read
+
+
+def test_an_empty_reservoir_stays_empty() -> None:
+    net = EchoStateNetwork(2, units=3, density=1e-12)  # no connection drawn: radius 0, nothing to scale
+    assert net.w.tolist() == [[0.0] * 3] * 3
+
+
+def test_the_defaults_seed_0_ridge_0_01_and_an_untrained_readout_of_0() -> None:
+    net = EchoStateNetwork(2, units=10)
+    assert np.array_equal(net.w, EchoStateNetwork(2, units=10, seed=0).w) and net.ridge == 0.01
+    assert not np.array_equal(net.w, EchoStateNetwork(2, units=10, seed=1).w)
+    assert net.q(np.array([[0.5, -0.5], [1.0, 1.0]])).tolist() == [0.0, 0.0]
+
+
+def test_the_input_weights_scale_and_every_unit_may_be_read() -> None:
+    one, two = EchoStateNetwork(3, units=10, seed=4), EchoStateNetwork(3, units=10, seed=4, input_scaling=2.0)
+    np.testing.assert_allclose(two.w_in, 2.0 * one.w_in, rtol=1e-15)
+    full = EchoStateNetwork(3, units=10, density=1.0, readout_density=1.0)
+    assert full.read.tolist() == list(range(10)) and np.count_nonzero(full.w) == 100
+    assert len(EchoStateNetwork(3, units=10, readout_density=0.05).read) == 1  # half a unit: one is read
+
+
+def test_reset_without_a_state_is_zeros() -> None:
+    net = EchoStateNetwork(2, units=5)
+    net.step(np.array([1.0, -1.0]))
+    net.reset()
+    assert net.x.tolist() == [0.0] * 5
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"inputs": 0}, r"^an echo state network needs inputs >= 1 and units >= 1, got 0, 100$"),
+    ({"density": 1.5}, r"^connectivities must lie in \(0, 1\], got 1.5, 0.15$"),
+    ({"readout_density": 0.0}, r"^connectivities must lie in \(0, 1\], got 0.1, 0.0$"),
+    ({"spectral_radius": -1.0}, r"^the spectral radius must be > 0 \(or None\), got -1.0$"),
+    ({"ridge": -0.5}, r"^need input_scaling > 0 and ridge >= 0, got 1.0, -0.5$"),
+])
+def test_bad_settings_say_why(kwargs, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        EchoStateNetwork(**{"inputs": 3, **kwargs})
+
+
+# --- hand-worked edges: a draw on the density, doubles ------------------------------------------------------------
+# Where a test places an input exactly on a random draw, the draw is read from an independent
+# ``numpy.random.default_rng`` of the same seed (the definition: a connection, an exploration, when the draw is
+# *below* the probability).
+
+
+def test_a_draw_equal_to_the_density_is_no_connection() -> None:
+    # one unit: its weight is uniform(0, 1), then the connection draw; a connection exists where draw < density,
+    # so with the density set to exactly that draw there is none (and nothing to rescale)
+    rng = np.random.default_rng(0)
+    rng.uniform(0.0, 1.0, (1, 1))
+    draw = rng.random()  # 0.2697867137638703
+    assert EchoStateNetwork(1, units=1, density=draw, seed=0).w.tolist() == [[0.0]]
+
+
+def test_reset_sets_a_state_of_doubles() -> None:
+    net = EchoStateNetwork(2, units=3)
+    net.reset([1, 0, 0])  # integers are a state of doubles
+    assert net.x.dtype == np.float64 and net.x.tolist() == [1.0, 0.0, 0.0]
+    net.reset(np.full(3, 0.5, dtype=np.longdouble))  # and so is an extended-precision one: the step is in doubles
+    assert net.step(np.zeros(2)).dtype == np.float64
+
+
+def test_the_gram_reads_features_as_doubles() -> None:
+    # y = 1 + 2 x at x = 0, 1, 2 without a penalty: coefficient 2, intercept 1, from extended-precision features too
+    features = np.array([[0.0], [1.0], [2.0]], dtype=np.longdouble)
+    gram = Gram(1)
+    gram.add(features)
+    coef, intercept = gram.solve(features, np.array([1.0, 3.0, 5.0]), 0.0)
+    assert coef.dtype == np.float64 and coef == pytest.approx([2.0], rel=1e-12) and intercept == pytest.approx(1.0)
