@@ -233,17 +233,19 @@ class _ArrayRoom:
         assert occ is not None
         n = len(fleet)
         self.fleet, self.occ, self.n, self.ready, self.horizon = fleet, occ, n, ready, horizon
-        self.free = np.full(n + m, -np.inf)
-        np.copyto(self.free[:n], fleet.free, where=fleet.vm_type >= 0)
+        self.alive = fleet.vm_type >= 0
+        self.free = np.full(n + m, -np.inf)  # a slot without a VM has no room, whatever its row holds
+        np.copyto(self.free[:n], fleet.free, where=self.alive)
         self.new: dict[int, float] = {}  # the capacity of each VM the call opened, by slot
         self.latest = float(occ.start_max.max()) if n else -math.inf  # the latest start of any job
         self._start_max: np.ndarray | None = None  # each slot's, once a job may start after a run does
-        rows = (occ.dep_min <= horizon).nonzero()[0]
+        rows = ((occ.dep_min <= horizon) & self.alive).nonzero()[0]
         self.slot, self.end, self.r = rows, occ.dep_min[rows], occ.dep_min[rows]  # (none when no row)
         if len(rows):
             ends = occ.end[rows]
-            held, col = np.nonzero(ends <= horizon)
+            held, col = (ends <= horizon).nonzero()
             self.slot, self.end, self.r = rows[held], ends[held, col], occ.r[rows[held], col]
+        self.by_ready = self.end <= ready[self.slot]  # ended by the time the VM is ready, whenever the job comes
         self.placed: dict[int, list[Interval]] = {}
 
     def start_max(self) -> np.ndarray:
@@ -251,7 +253,7 @@ class _ArrayRoom:
         if self._start_max is None:
             occ = self.occ
             self._start_max = np.full(len(self.free), -np.inf)
-            self._start_max[:self.n] = occ.start_max
+            self._start_max[:self.n] = np.where(self.alive, occ.start_max, -np.inf)
             for j, held in self.placed.items():
                 self._start_max[j] = max(self._start_max[j], *(a for a, _, _ in held))
         return self._start_max
@@ -270,6 +272,7 @@ class _ArrayRoom:
             self.latest = start
         if end <= self.horizon:
             self.slot, self.end, self.r = np.append(self.slot, j), np.append(self.end, end), np.append(self.r, r)
+            self.by_ready = np.append(self.by_ready, end <= self.ready[j])
 
     def over(self, a: float, runtime: float, *, need: float | None = None) -> np.ndarray:
         """Every slot's room for a job handed over at ``a`` running ``runtime`` s (read only).
@@ -279,8 +282,8 @@ class _ArrayRoom:
         """
         room = self.free
         if len(self.end):
-            ended = self.end <= np.maximum(self.ready[self.slot], a)
-            if ended.any():
+            ended = (self.end <= a) | self.by_ready  # by the run's start, max(a, ready)
+            if np.count_nonzero(ended):
                 room = room + np.bincount(self.slot[ended], weights=self.r[ended], minlength=len(room))
         if self.latest > a:  # a job may start after the run does (the run starts at a or later)
             s = np.maximum(self.ready, a)
