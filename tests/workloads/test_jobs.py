@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -354,3 +355,24 @@ def test_job_view_keeps_large_job_and_user_numbers_exact_beside_unknown_ones():
     jobs, _ = job_view(trace, reqs="constant-10", seed=0)
     assert jobs.job_id.tolist() == [9_007_199_254_740_993, -1]  # the unknown job number is -1
     assert jobs.user.tolist() == [-1, 9_007_199_254_740_995]
+
+
+# --- whole numbers: requirements and arrivals (sums of them are exact in any order) ------------------------------
+
+
+@pytest.mark.parametrize(("field", "values", "bad"), [
+    ("r", [10.0, 0.5], "0.5"), ("r", [10.0, 0.0], "0.0"), ("r", [10.0, -10.0], "-10.0"), ("r", [10.0, np.inf], "inf"),
+    ("r", [10.0, 2.0**53], "9007199254740992.0"), ("arrival", [0.0, 1.5], "1.5"), ("arrival", [0.0, np.nan], "nan"),
+])
+def test_a_fractional_or_out_of_range_requirement_or_arrival_is_refused_naming_the_job(field: str, values: list[float],
+                                                                                        bad: str) -> None:
+    arrays = {"arrival": np.array([0.0, 1.0]), "runtime": np.ones(2), "r": np.array([10.0, 20.0]),
+              "job_id": np.array([7, 8])}
+    arrays[field] = np.array(values)
+    with pytest.raises(InputError, match=rf"JobTable\.{field} must be a whole number .* job 8 has {re.escape(bad)}"):
+        JobTable.from_arrays(**arrays)
+
+
+def test_whole_requirements_and_arrivals_of_any_size_below_two_to_the_53_are_kept() -> None:
+    table = JobTable.from_arrays(arrival=np.array([-5.0, 2.0**52]), runtime=np.ones(2), r=np.array([1.0, 2.0**53 - 1]))
+    assert table.r.tolist() == [1.0, 2.0**53 - 1] and table.arrival.tolist() == [-5.0, 2.0**52]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from broker.pricing.book import PriceBookError, load_price_book
+from broker.pricing.book import Catalog, PriceBookError, load_price_book
 from workloads.pricebooks import bundled_price_books
 
 
@@ -44,3 +45,23 @@ def test_book_from_a_path_and_its_errors(tmp_path: Path) -> None:
         load_price_book(bad)
     with pytest.raises(ValueError, match="unknown price book"):
         load_price_book("nope")
+
+
+@pytest.mark.parametrize(("capacity", "ok"), [("8", True), ("8.0", True), ("0.5", False), ("100.25", False),
+                                              ("9007199254740992", False)])
+def test_a_book_with_a_fractional_capacity_is_refused_with_the_fix(tmp_path: Path, capacity: str, ok: bool) -> None:
+    book = tmp_path / "book.toml"
+    book.write_text(f'name = "mine"\n[[instance_types]]\nname = "a"\ncapacity = {capacity}\n'
+                    '[[offers]]\ninstance_type = "a"\noption = "on-demand"\nhourly = 0.1\n')
+    if ok:
+        assert load_price_book(book).catalog().capacity.tolist() == [8.0]
+        return
+    with pytest.raises(PriceBookError, match=r"book\.toml: instance_types\[0\]: field 'capacity' must be a whole "
+                                             r"number of capacity units .* milli-vCPU"):
+        load_price_book(book)
+
+
+def test_a_catalog_built_by_hand_refuses_a_fractional_capacity() -> None:
+    Catalog(("a", "b"), np.array([100.0, 410.0]), np.array([0.065, 0.26]))
+    with pytest.raises(PriceBookError, match=r"whole numbers .* \[100.0, 0.5\]"):
+        Catalog(("a", "b"), np.array([100.0, 0.5]), np.array([0.065, 0.26]))
