@@ -100,8 +100,9 @@ class JobTable:
             raise InputError("JobTable.runtime must be strictly positive (see workloads.jobs.job_view)")
         for name in ("r", "arrival"):
             values = getattr(self, name)
-            bad = np.flatnonzero((np.mod(values, 1) != 0) | ~(np.abs(values) < WHOLE_LIMIT)
-                                 | ((values <= 0) if name == "r" else False))
+            with np.errstate(invalid="ignore"):  # NaN and infinity are not whole: refused below, not warned of
+                bad = np.flatnonzero((np.mod(values, 1) != 0) | ~(np.abs(values) < WHOLE_LIMIT)
+                                     | ((values <= 0) if name == "r" else False))
             if n and len(bad):
                 what, hint = WHOLE[name]
                 raise InputError(f"JobTable.{name} must be {what}; job {self.job_id[bad[0]]} has {values[bad[0]]} "
