@@ -478,7 +478,7 @@ def price_books(draw: st.DrawFn) -> dict[str, Any]:
     """Books with 1-3 types; a reserved offer may be free per hour, or dearer per hour than on demand (0.1)."""
     names = draw(st.lists(st.sampled_from(["small", "large", "c1.medium", "x y"]), min_size=1, max_size=3,
                           unique=True))
-    types = [{"name": n, "capacity": draw(st.sampled_from([100, 410, 1000.5]))} for n in names]
+    types = [{"name": n, "capacity": draw(st.sampled_from([100, 410, 1000, 1000.0]))} for n in names]
     offers = [{"instance_type": n, "option": "on-demand", "hourly": draw(st.sampled_from([0.065, 0.26, 1]))}
               for n in names]
     for n in names:
@@ -496,7 +496,8 @@ def book_mutations(draw: st.DrawFn, book: dict[str, Any]) -> Mutation:
     choices = [Mutation((key,), v, (repr(key),)) for key in ("instance_types", "offers") for v in ([], MISSING, 5)]
     for i, t in enumerate(book["instance_types"]):
         where = f"instance_types[{i}]"
-        choices += [Mutation(("instance_types", i, "capacity"), v, (where, "'capacity'")) for v in [0, *BAD_NUMBERS]]
+        choices += [Mutation(("instance_types", i, "capacity"), v, (where, "'capacity'"))
+                    for v in [0, 0.5, 1000.5, *BAD_NUMBERS]]  # a capacity is a whole number of units
         choices += [Mutation(("instance_types", i, k), MISSING, (where, repr(k))) for k in t]
         choices += [Mutation(("instance_types", i, "name"), v, (where, "'name'")) for v in (5, True, [])]
     for i, offer in enumerate(book["offers"]):

@@ -100,7 +100,8 @@ def test_ticks_are_skipped_when_nothing_can_change() -> None:
 
 def test_cost_at_least_lower_bound_and_deterministic() -> None:
     rng = np.random.default_rng(5)
-    table = jobs(np.cumsum(rng.exponential(60, 300)), rng.exponential(2000, 300) + 1, 10 * rng.integers(1, 11, 300))
+    table = jobs(np.floor(np.cumsum(rng.exponential(60, 300))), rng.exponential(2000, 300) + 1,
+                 10 * rng.integers(1, 11, 300))
     a = run(table, policy="coh", heuristics=("FCFS-SM", "FCFS-LD", "FCFS-CFH", "LJF-Rnd"))
     b = run(table, policy="coh", heuristics=("FCFS-SM", "FCFS-LD", "FCFS-CFH", "LJF-Rnd"))
     assert a.summary == b.summary
@@ -144,7 +145,8 @@ def test_validator_catches_an_overfull_plan() -> None:
 
 def test_billed_time_covers_use() -> None:
     rng = np.random.default_rng(9)
-    res = run(jobs(np.sort(rng.uniform(0, 20_000, 200)), rng.uniform(1, 9000, 200), 10 * rng.integers(1, 11, 200)))
+    res = run(jobs(np.sort(np.floor(rng.uniform(0, 20_000, 200))), rng.uniform(1, 9000, 200),
+                   10 * rng.integers(1, 11, 200)))
     billed = res.instances.units * 3600
     assert (billed >= res.instances.released_at - res.instances.hired_at).all()
     assert math.isclose(res.summary.utilization * (res.instances.capacity * billed).sum(),
@@ -175,7 +177,8 @@ def test_a_paused_world_copies_and_both_copies_run_on_alike() -> None:
     from broker.coh.world import run as run_world
 
     rng = np.random.default_rng(8)
-    table = jobs(np.sort(rng.uniform(0, 30_000, 120)), rng.uniform(10, 9000, 120), 10 * rng.integers(1, 30, 120))
+    table = jobs(np.sort(np.floor(rng.uniform(0, 30_000, 120))), rng.uniform(10, 9000, 120),
+                 10 * rng.integers(1, 30, 120))
     config = SimulationConfig(CohConfig("coh"), EngineConfig(validate=True))
 
     def fresh() -> tuple[CohWorld, object]:
