@@ -81,15 +81,15 @@ class _ListRoom:
 
     def room(self, j: int, free: float, s: float, e: float) -> float:
         """Slot ``j``'s room over ``[s, e)``, its free capacity being ``free``."""
-        fleet, n = self.fleet, len(self.fleet)
+        fleet, n, occ = self.fleet, len(self.fleet), self.fleet.occupancy
+        assert occ is not None
         placed = self.placed.get(j, [])
         if self.start_max[j] > s:  # a job starts after s: the peak
             capacity = float(fleet.capacity[j]) if j < n else self.new[j - n]
-            return room(capacity, (fleet.occupancy.hosted(j) if j < n else []) + placed, s, e)  # type: ignore[union-attr]
+            return room(capacity, (occ.hosted(j) if j < n else []) + placed, s, e)
         left = sum([r for _, end, r in placed if end <= s])
         if j < n:
-            occ = fleet.occupancy
-            left += sum([r for end, r in zip(occ.end[j].tolist(), occ.r[j].tolist(), strict=True) if end <= s])  # type: ignore[union-attr]
+            left += sum([r for end, r in zip(occ.end[j].tolist(), occ.r[j].tolist(), strict=True) if end <= s])
         return free + left
 
     def opened(self, capacity: float) -> None:
