@@ -357,10 +357,10 @@ def test_an_elastic_world_that_overfills_its_pool_is_caught() -> None:
                 return Decision(t, self.queue.jobs(), len(self.running), self.size, self.size, self.size, False, 0.0)
             return decision
 
-        def act(self, job: int, cores: int | None = None) -> None:
+        def act(self, action: Action) -> None:
             self._pending = None
-            self.queue.remove(job)
-            self._dispatch(self.now, job)
+            self.queue.remove(action.job)
+            self._dispatch(self.now, action.job)
             self._check = True
             assert self._validator is not None
             self._validator.at_event(self.now)

@@ -261,7 +261,7 @@ def test_a_pool_without_a_hold_schedules_no_hold_end() -> None:
     # one job on 1..2 cores, hold 0: grown to 2 at its dispatch; the run handles its submission and termination
     world = ElasticWorld(core_jobs([0], [10], [0]), PoolConfig(1, elastic=True, min_cores=1, max_cores=2, hold_s=0.0))
     assert world.advance() is not None
-    world.act(0, 2)
+    world.act(Action(0, 2))
     assert len(world.kernel) == 1  # the termination at 10 only
     assert world.advance() is None and world.kernel.popped == 2
 
@@ -272,5 +272,5 @@ def test_the_last_time_the_pool_was_full_is_the_dispatch_that_filled_it() -> Non
     for _ in range(2):
         d = world.advance()
         assert d is not None
-        world.act(int(d.queued[0]))
+        world.act(Action(int(d.queued[0])))
     assert world.last_full == 3.0

@@ -113,18 +113,18 @@ def test_the_constraints_are_refused_before_they_are_broken() -> None:
     d = world.advance()
     assert d is not None and (d.low, d.high) == (2, 4)
     with pytest.raises(ConfigError, match=r"^t=0.0: the pool's size must lie in \[2, 4\], got 1$"):
-        world.act(0, 1)  # below min_cores
+        world.act(Action(0, 1))  # below min_cores
     with pytest.raises(ConfigError, match=r"got 5$"):
-        world.act(0, 5)
+        world.act(Action(0, 5))
     with pytest.raises(ConfigError, match=r"^t=0.0: job 7 is not waiting$"):
-        world.act(7)
-    world.act(0, 3)
+        world.act(Action(7))
+    world.act(Action(0, 3))
     d = world.advance()
     assert d is not None and not d.resizable and (d.low, d.high) == (3, 3)
     with pytest.raises(ConfigError, match=r"^t=0.0: the pool must stay at 3 cores$"):
-        world.act(1, 4)  # within the hold
+        world.act(Action(1, 4))  # within the hold
     with pytest.raises(ConfigError, match=r"^t=0.0: job 0 is not waiting$"):
-        world.act(0)
+        world.act(Action(0))
     with pytest.raises(RuntimeError, match="not acted on"):
         world.advance()
 
@@ -135,11 +135,11 @@ def test_a_shrink_never_goes_below_the_running_jobs() -> None:
     for job in range(3):
         d = world.advance()
         assert d is not None
-        world.act(job)
+        world.act(Action(job))
     d = world.advance()  # job 3 at 10: three running, one idle core
     assert d is not None and (d.now, d.low) == (10.0, 4)
     with pytest.raises(ConfigError, match=r"lie in \[4, 4\], got 3"):
-        world.act(3, 3)
+        world.act(Action(3, 3))
 
 
 def test_the_validator_catches_a_world_that_breaks_the_hold() -> None:
@@ -148,19 +148,19 @@ def test_the_validator_catches_a_world_that_breaks_the_hold() -> None:
     pool = PoolConfig(2, elastic=True, min_cores=1, max_cores=4, hold_s=900)
     world = ElasticWorld(core_jobs([0, 0, 0], [50, 50, 50], [0, 0, 0]), pool, validate=True)
     world.advance()
-    world.act(0, 3)
+    world.act(Action(0, 3))
     d = world.advance()
     assert d is not None and not d.resizable
     world._pending = replace(d, resizable=True, low=1, high=4)  # a broken world: no hold
     with pytest.raises(InvariantError, match=r"changed to 4 cores 0.0 s after its last change, before the 900 s hold"):
-        world.act(1, 4)
+        world.act(Action(1, 4))
 
 
 def test_a_rigid_pool_keeps_its_size_and_validate_sees_it_change() -> None:
     world = ElasticWorld(core_jobs([0, 0], [50, 50], [0, 0]), PoolConfig(1), validate=True)
     d = world.advance()
     assert d is not None and (d.low, d.high, d.resizable) == (1, 1, False)
-    world.act(0, 1)  # the same size is no change
+    world.act(Action(0, 1))  # the same size is no change
     assert world.advance() is not None and world.now == 50.0
     world.size = 0  # a broken world
     with pytest.raises(InvariantError, match="a rigid pool of 1 cores has 0"):
