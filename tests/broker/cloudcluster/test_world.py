@@ -226,8 +226,8 @@ def test_the_keep_alive_decision_pauses_the_world_and_a_copy_runs_on_alike() -> 
     whole = simulate_cluster(js, policy, CloudTerms(), seed=3)
     world, rng = ClusterWorld(js, policy, CloudTerms(), validate=True), np.random.default_rng(3)
     decision = world.advance()
-    assert decision is not None and world.busy[decision.instance] < 0  # an idle instance at its period end
-    assert decision.now == world.billing.deadline(world.anchor[decision.instance], decision.now - 1)
+    assert decision is not None and world.instances.busy[decision.instance] < 0  # idle at its period end
+    assert decision.now == world.billing.deadline(world.instances.anchor[decision.instance], decision.now - 1)
     world.act(policy.keepalive.keep(decision.now, world, rng))  # type: ignore[union-attr]
     twin, twin_rng = world.copy(), np.random.default_rng(3)
     twin_rng.bit_generator.state = rng.bit_generator.state
