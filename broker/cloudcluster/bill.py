@@ -9,13 +9,16 @@ whose waiting job started it) plus their bytes' share of each month's egress cha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from broker.cloudcluster.world import ClusterWorld
 from broker.pricing.egress import monthly_bill
 from broker.sim.result import Result, SummaryMixin, wait_figures
+
+if TYPE_CHECKING:
+    from broker.cloudcluster.world import ClusterWorld
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +74,8 @@ def job_frame(world: ClusterWorld) -> pd.DataFrame:
 def instance_frame(world: ClusterWorld) -> pd.DataFrame:
     """The ledger, by instance id, with each instance's ``pool`` and ``starter`` (the user who started it)."""
     frame = world.ledger.frame()
-    frame["pool"] = np.asarray(world.pool, dtype=np.int64)[frame["instance_id"]]
-    frame["starter"] = np.asarray(world.starter, dtype=np.int64)[frame["instance_id"]]
+    frame["pool"] = np.asarray(world.instances.pool, dtype=np.int64)[frame["instance_id"]]
+    frame["starter"] = np.asarray(world.instances.starter, dtype=np.int64)[frame["instance_id"]]
     return frame
 
 
@@ -84,7 +87,7 @@ def user_bill(world: ClusterWorld, cost: np.ndarray, egress_share: np.ndarray) -
     share = np.divide(jobs.runtime, exec_on[on], out=np.zeros(len(jobs)), where=exec_on[on] > 0)
     instance = np.bincount(jobs.user, weights=cost[on] * share, minlength=n_users)
     unused = exec_on == 0
-    starter = np.asarray(world.starter, dtype=np.int64)
+    starter = np.asarray(world.instances.starter, dtype=np.int64)
     instance += np.bincount(starter[unused], weights=cost[unused], minlength=n_users)
     egress = np.bincount(jobs.user, weights=egress_share, minlength=n_users)
     ids = list(jobs.users) if len(jobs.users) == n_users else list(range(n_users))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from broker.cloudcluster.bill import ClusterResult, summarize
+from broker.cloudcluster.bill import ClusterResult
 from broker.cloudcluster.policies import ClusterPolicy
 from broker.cloudcluster.terms import CloudTerms
 from broker.cloudcluster.world import ClusterWorld, run
@@ -24,5 +24,4 @@ def simulate_cluster(jobs: HtcJobs, policy: ClusterPolicy | None = None, terms: 
     invariants after every event. Every job completes.
     """
     world = ClusterWorld(jobs, policy or ClusterPolicy(), terms or CloudTerms(), recorder=recorder, validate=validate)
-    run(world, np.random.default_rng(seed))
-    return summarize(world)
+    return run(world, np.random.default_rng(seed)).result()

@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from broker.cloudcluster.policies import ClusterPolicy
+from broker.cloudcluster.state import Instances, Usage, Waiting
 from broker.cloudcluster.terms import CloudTerms
 from broker.pricing.billing import BOUNDARY_TOLERANCE
 from broker.sim.ledger import Ledger
@@ -22,7 +23,7 @@ from workloads.htc import HtcJobs
 
 
 class ClusterState(Protocol):
-    """What the checks read of a cloud-cluster world (per-instance lists are indexed by instance id)."""
+    """What the checks read of a cloud-cluster world."""
 
     jobs: HtcJobs
     policy: ClusterPolicy
@@ -30,17 +31,12 @@ class ClusterState(Protocol):
     ledger: Ledger
     cap: float
     finished: int
-    active: int
-    waiting: int
-    alive: int
+    waiting: Waiting
+    instances: Instances
+    usage: Usage
     begin: np.ndarray
     done: np.ndarray
     on: np.ndarray
-    pool: list[int]
-    busy: list[int]
-    ready: list[float]
-    anchor: list[float]
-    released: list[bool]
 
 
 class ClusterValidator:
@@ -56,26 +52,26 @@ class ClusterValidator:
 
     def at_event(self, t: float) -> None:
         """Checks after the event at ``t``."""
-        w = self.world
-        check_conservation(t, submitted=self.arrived, done=w.finished, running=w.active, queued=w.waiting)
-        if w.alive > w.cap:
-            raise InvariantError(f"t={t}: {w.alive} instances hired, the cap is {w.cap}")
-        busy = [j for j in w.busy if j >= 0]
-        if len(busy) != w.active or len(set(busy)) != len(busy):
-            raise InvariantError(f"t={t}: {w.active} jobs active but instances run {len(busy)} (distinct "
+        w, usage = self.world, self.world.usage
+        check_conservation(t, submitted=self.arrived, done=w.finished, running=usage.active, queued=w.waiting.count)
+        if usage.alive > w.cap:
+            raise InvariantError(f"t={t}: {usage.alive} instances hired, the cap is {w.cap}")
+        busy = [j for j in w.instances.busy if j >= 0]
+        if len(busy) != usage.active or len(set(busy)) != len(busy):
+            raise InvariantError(f"t={t}: {usage.active} jobs active but instances run {len(busy)} (distinct "
                                  f"{len(set(busy))})")
 
     def at_release(self, t: float, inst: int) -> None:
         """Checks for instance ``inst`` released at ``t`` (before the world marks it released)."""
-        w = self.world
-        if w.busy[inst] >= 0:
-            raise InvariantError(f"instance {inst} released at {t} while running job {w.busy[inst]}")
-        if not t >= w.ready[inst] - EPS:
-            raise InvariantError(f"instance {inst} released at {t} before it booted ({w.ready[inst]})")
-        periods = (t - w.anchor[inst]) / w.terms.btu
+        w, i = self.world, self.world.instances
+        if i.busy[inst] >= 0:
+            raise InvariantError(f"instance {inst} released at {t} while running job {i.busy[inst]}")
+        if not t >= i.ready[inst] - EPS:
+            raise InvariantError(f"instance {inst} released at {t} before it booted ({i.ready[inst]})")
+        periods = (t - i.anchor[inst]) / w.terms.btu
         if w.policy.release.idle_timeout() is None and abs(periods - round(periods)) > 1e-9 * max(1, periods):
             raise InvariantError(f"instance {inst} released at {t}, {periods:.6f} periods after its anchor "
-                                 f"{w.anchor[inst]}: not at the end of a paid period")
+                                 f"{i.anchor[inst]}: not at the end of a paid period")
 
     def at_end(self) -> None:
         """Every job done once, after it arrived and on a booted instance; every instance released and paid for."""
@@ -86,13 +82,13 @@ class ClusterValidator:
         if np.any(w.begin < jobs.submit - EPS):
             i = int(np.argmax(w.begin < jobs.submit - EPS))
             raise InvariantError(f"job {i} got an instance at {w.begin[i]}, before it arrived at {jobs.submit[i]}")
-        ready = np.asarray(w.ready)[w.on]
+        ready = np.asarray(w.instances.ready)[w.on]
         if np.any(w.begin < ready - EPS):
             i = int(np.argmax(w.begin < ready - EPS))
             raise InvariantError(f"job {i} started at {w.begin[i]} on instance {w.on[i]}, before it booted at "
                                  f"{ready[i]}")
-        if not all(w.released) or len(w.ledger) != len(w.pool) or w.alive != 0:
-            raise InvariantError(f"{len(w.pool) - len(w.ledger)} instance(s) never released")
+        if not all(w.instances.released) or len(w.ledger) != len(w.instances) or w.usage.alive != 0:
+            raise InvariantError(f"{len(w.instances) - len(w.ledger)} instance(s) never released")
         slack = max(EPS, BOUNDARY_TOLERANCE * w.terms.btu)  # a release this close after a boundary is on it
         for r in w.ledger.records:
             if r.anchor + r.units * w.terms.btu < r.released_at - slack or r.anchor > r.hired_at + EPS:

@@ -24,11 +24,10 @@ CoH runs get the on-demand-only null object, so nothing here depends on the plan
 
 from __future__ import annotations
 
-import copy
 import math
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,6 +40,7 @@ from broker.pricing.reservations import OnDemandOnly, ReservedCapacity
 from broker.sim.kernel import Kernel, Ticker
 from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
+from broker.sim.world import World
 from heuristics.fleet import Batch, Fleet, Plan
 from heuristics.occupancy import room
 from workloads.errors import ConfigError
@@ -74,7 +74,7 @@ class RunRecord:
     upfront: float = 0.0
 
 
-class CohWorld:
+class CohWorld(World[Decision, Plan | None, RunRecord]):
     """Jobs, the leased VMs and the clock of one CoH run (see the module docstring).
 
     Parameters
@@ -91,7 +91,12 @@ class CohWorld:
         Receives progress (and, through the policy, per-tick records).
     reservations : ReservedCapacity, optional
         The reservations bought (CoH-R); by default every VM is on demand.
+    validate : bool, optional
+        Check the invariants at every tick (:mod:`broker.coh.validate`); by default ``config.validate``.
     """
+
+    #: Read and never changed: a copy shares them.
+    _shared = ("_arrival", "_runtime", "_r")
 
     #: Per job (by position in ``jobs``): the slot and the VM it was placed on (-1: not yet), its start and end (s).
     job_slot: np.ndarray
@@ -100,7 +105,8 @@ class CohWorld:
     job_end: np.ndarray
 
     def __init__(self, jobs: JobTable, catalog: Catalog, config: EngineConfig, *, lookahead: float,
-                 recorder: Recorder | None = None, reservations: ReservedCapacity | None = None) -> None:
+                 recorder: Recorder | None = None, reservations: ReservedCapacity | None = None,
+                 validate: bool | None = None) -> None:
         _check_fits(jobs, catalog)
         self.jobs, self.catalog, self.config, self.lookahead = jobs, catalog, config, lookahead
         self.billing, self.boot_time = config.billing(jobs.origin), config.boot_time
@@ -125,7 +131,8 @@ class CohWorld:
         self.ticks = self.departed = 0
         self.began = math.inf
         self._handlers = (self._depart, self._tick, self._deadline)
-        self._validator = Validator(self, interval=self._interval) if config.validate else None
+        validate = config.validate if validate is None else validate
+        self._validator = Validator(self, interval=self._interval) if validate else None
         self._start()
 
     # -- SimulationView ---------------------------------------------------------------------------
@@ -197,28 +204,13 @@ class CohWorld:
             self._waiting = []
         self._after_tick(now)
 
-    def copy(self) -> CohWorld:
-        """An independent copy of the run's state (jobs, catalog and recorder shared)."""
-        twin = copy.copy(self)
-        twin.kernel = self.kernel.copy()
-        twin.ticker = self.ticker.copy(twin.kernel)
-        twin.pool, twin.reservations = self.pool.copy(), self.reservations.copy()
-        slot, vm, start, end = self._cols
-        twin._job_columns(array("q", slot), array("q", vm), array("d", start), array("d", end))
-        twin._waiting = list(self._waiting)
-        twin._handlers = (twin._depart, twin._tick, twin._deadline)
-        if self._validator is not None:
-            twin._validator = Validator(twin, interval=self._interval)
-            twin._validator._checked = self._validator._checked
-        return twin
-
-    def record(self, policy_stats: dict) -> RunRecord:
-        """The finished run (call after :meth:`advance` returned ``None``)."""
+    def result(self) -> RunRecord:
+        """The finished run (call after :meth:`advance` returned ``None``); :func:`run` adds the policy's statistics."""
         began = self.began if self.began < math.inf else 0.0
         ledger = self.pool.ledger.records
         ended = max([began, *(v.released_at for v in ledger)])
         return RunRecord(self.jobs, self.job_vm, self.job_start, self.job_end, ledger, self.ticks, self.kernel.popped,
-                         policy_stats, began=began, ended=ended,
+                         {}, began=began, ended=ended,
                          upfront=self.reservations.upfront_share(ended - began))
 
     # -- events -----------------------------------------------------------------------------------------
@@ -337,7 +329,7 @@ def run(world: CohWorld, policy: Policy) -> RunRecord:
     next_batch, act, decide, name, kernel = world.next_batch, world.act, policy.decide, policy.name, world.kernel
     while (batch := next_batch()) is not None:
         act(decide(kernel.now, batch, world), by=name)
-    return world.record(policy.stats())
+    return replace(world.result(), policy_stats=policy.stats())
 
 
 def _check_fits(jobs: JobTable, catalog: Catalog) -> None:

@@ -28,9 +28,9 @@ import numpy as np
 from gymnasium import spaces
 
 from broker.elastic.descriptors import levels, n_slots, scale_time, slots, state
-from broker.elastic.episode import Action, Episode
+from broker.elastic.episode import Episode
 from broker.elastic.estimate import Estimate
-from broker.elastic.world import Decision, ElasticWorld, PoolConfig
+from broker.elastic.world import Action, Decision, ElasticWorld, PoolConfig
 from workloads.cache import load_trace
 from workloads.cores import CoreJobs, Parallel, cores_view
 from workloads.errors import ConfigError

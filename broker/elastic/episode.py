@@ -10,18 +10,9 @@ when it terminates. :func:`run_episode` is the loop every built-in policy runs t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from broker.elastic.rewards import RewardBook, target_shares
-from broker.elastic.world import Decision, ElasticWorld
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """A job to dispatch and, for an elastic pool, the pool's size from now on (``None``: keep it)."""
-
-    job: int
-    cores: int | None = None
+from broker.elastic.world import Action, Decision, ElasticWorld
 
 
 class Episode:
@@ -44,7 +35,7 @@ class Episode:
         world, book = self.world, self.book
         job = action.job
         book.chose(job, int(world.jobs.group[job]), world.est.one(job), world.service())
-        world.act(job, action.cores)
+        world.act(action)
         self.decision = world.advance()
         for j in world.drain_completed():
             book.terminated(j, float(world.jobs.runtime[j]), float(world.start[j] - world.jobs.submit[j]))

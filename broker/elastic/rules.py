@@ -23,8 +23,7 @@ import math
 
 import numpy as np
 
-from broker.elastic.episode import Action
-from broker.elastic.world import Decision, ElasticWorld
+from broker.elastic.world import Action, Decision, ElasticWorld
 from workloads.errors import ConfigError
 
 ORDERS = ("fcfs", "sjf", "edf")

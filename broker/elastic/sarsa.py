@@ -27,10 +27,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from broker.elastic.descriptors import encode, input_size, levels, slots
-from broker.elastic.episode import Action
 from broker.elastic.esn import EchoStateNetwork, Gram
 from broker.elastic.rules import RulePolicy
-from broker.elastic.world import Decision, ElasticWorld
+from broker.elastic.world import Action, Decision, ElasticWorld
 from workloads.errors import ConfigError
 
 

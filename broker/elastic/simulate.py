@@ -15,11 +15,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from broker.elastic.episode import Action, run_episode
+from broker.elastic.episode import run_episode
 from broker.elastic.metrics import ElasticSummary, summarize
 from broker.elastic.rules import RulePolicy
 from broker.elastic.sarsa import SarsaAgent, SarsaConfig
-from broker.elastic.world import Decision, ElasticWorld, PoolConfig
+from broker.elastic.world import Action, Decision, ElasticWorld, PoolConfig
 from broker.sim.recorder import Recorder
 from broker.sim.result import Result
 from heuristics.registry import Registry

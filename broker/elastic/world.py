@@ -19,8 +19,9 @@ pool has for the next period.
   twice ``cores``). The pool starts at ``cores``. A shrink removes idle cores only; running jobs are
   never stopped.
 
-A pausable state machine: :meth:`ElasticWorld.advance` runs to the next decision and returns a
-:class:`Decision`; :meth:`ElasticWorld.act` dispatches the chosen job (and resizes the pool). A
+A pausable state machine (a :class:`~broker.sim.world.World`): :meth:`ElasticWorld.advance` runs to
+the next decision and returns a :class:`Decision`; :meth:`ElasticWorld.act` dispatches the
+:class:`Action`'s job (and resizes the pool); :meth:`ElasticWorld.result` is a :class:`PoolRecord`. A
 driver — a policy, a learner, the Gymnasium environment — steps it through
 :class:`broker.elastic.episode.Episode`. What a job's run time is believed to be comes from
 :class:`broker.elastic.estimate.RunTimeEstimates` (oracle or class median), updated at each
@@ -29,7 +30,6 @@ termination.
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 
@@ -39,6 +39,7 @@ from broker.elastic.estimate import ESTIMATES, Estimate, RunTimeEstimates
 from broker.elastic.validate import ElasticValidator
 from broker.sim.kernel import Kernel
 from broker.sim.recorder import Recorder
+from broker.sim.world import World
 from workloads.cores import CoreJobs
 from workloads.errors import ConfigError
 
@@ -108,6 +109,32 @@ class Decision:
         return self.size - self.running
 
 
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A job to dispatch and, for an elastic pool, the pool's size from now on (``None``: keep it)."""
+
+    job: int
+    cores: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRecord:
+    """What a run produced: each job's dispatch and termination (s), the pool's sizes, the decisions.
+
+    ``sizes`` is the pool's size from each change on (the first at the first submission);
+    ``work_done`` the execution time of the jobs terminated (s); ``contested`` the decisions with more
+    than one job waiting, ``oldest_first`` those of them that took the oldest.
+    """
+
+    start: np.ndarray
+    end: np.ndarray
+    sizes: tuple[tuple[float, int], ...]
+    work_done: float
+    decisions: int
+    contested: int
+    oldest_first: int
+
+
 class Queue:
     """The waiting jobs in submission order: appends, removals anywhere, and an array of the waiting jobs."""
 
@@ -151,7 +178,7 @@ class Queue:
         return twin
 
 
-class ElasticWorld:
+class ElasticWorld(World[Decision, Action, PoolRecord]):
     """The jobs, the pool and the clock of one run (see the module docstring).
 
     Attributes
@@ -165,6 +192,9 @@ class ElasticWorld:
     sizes : list of (float, int)
         The pool's size from each change on, the first at the first submission.
     """
+
+    #: Read and never changed: a copy shares them.
+    _shared = ("interactive", "_submit", "_runtime", "_group")
 
     def __init__(self, jobs: CoreJobs, pool: PoolConfig, *, recorder: Recorder | None = None,
                  validate: bool = False) -> None:
@@ -256,12 +286,12 @@ class ElasticWorld:
             if self._validator is not None:
                 self._validator.at_event(t)
 
-    def act(self, job: int, cores: int | None = None) -> None:
-        """Dispatch ``job`` (waiting) now; first set the pool to ``cores`` when given (``None``: keep its size)."""
+    def act(self, action: Action) -> None:
+        """Dispatch ``action.job`` (waiting) now; first set the pool to ``action.cores`` when given (``None``: keep)."""
         decision = self._pending
         if decision is None:
             raise RuntimeError("no decision is pending (call advance first)")
-        t = decision.now
+        t, job, cores = decision.now, action.job, action.cores
         if cores is not None and cores != self.size:
             if not decision.resizable or not decision.low <= cores <= decision.high:
                 raise ConfigError(f"t={t}: the pool must stay at {self.size} cores" if not decision.resizable else
@@ -281,17 +311,10 @@ class ElasticWorld:
         if self._validator is not None:
             self._validator.at_event(t)
 
-    def copy(self) -> ElasticWorld:
-        """An independent copy of the run's state (the jobs, the configuration and the recorder shared)."""
-        twin = copy.copy(self)
-        twin.kernel, twin.queue, twin.est = self.kernel.copy(), self.queue.copy(), self.est.copy()
-        for name in ("start", "end", "served", "run_count", "run_start_sum"):
-            setattr(twin, name, getattr(self, name).copy())
-        twin.running, twin.sizes, twin.completed = dict(self.running), list(self.sizes), list(self.completed)
-        twin._handlers = (twin._on_done, twin._on_submit, twin._on_hold)
-        if self._validator is not None:
-            twin._validator = ElasticValidator(twin)
-        return twin
+    def result(self) -> PoolRecord:
+        """The run so far (the whole run once :meth:`advance` returned ``None``): copies, not the live arrays."""
+        return PoolRecord(self.start.copy(), self.end.copy(), tuple(self.sizes), self.work_done, self.decisions,
+                          self.contested, self.oldest_first)
 
     def _decision(self, t: float) -> Decision | None:
         if not self.queue.count:

@@ -18,7 +18,9 @@ Choices where the paper is silent (documented in ``docs/design.md`` and tested):
 - A state machine driven step by step, paused at the end of each step (the driver's ``until``):
   :meth:`HybridWorld.run` sets the cap ``V`` for the step with a pass at its first instant (a raised
   cap can take waiting jobs at once; a lowered cap never stops jobs already in the cloud) and
-  advances to the step's end, a pass there included; :meth:`HybridWorld.copy` clones it there.
+  advances to the step's end, a pass there included; :meth:`HybridWorld.copy` clones it there. As a
+  :class:`~broker.sim.world.World`, the decision at a step's end is a :class:`Decision` and the
+  action a :class:`Lease` (``act`` is ``run``).
 - A job's width is its allocated processors (requested when unknown), :mod:`workloads.rigid`.
 
 Both measures are integrals over time, so they split exactly over evaluation steps: the wait is
@@ -30,6 +32,7 @@ time. The world copies cheaply (:meth:`HybridWorld.copy`): Q-learning clones it 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,15 +40,61 @@ import numpy as np
 from broker.hybrid.validate import HybridValidator
 from broker.sim.kernel import Kernel
 from broker.sim.recorder import Recorder
+from broker.sim.world import World
 from heuristics.backfill import Cluster, Discipline
 from workloads.rigid import RigidJobs
 
 LOCAL, CLOUD = 0, 1
 DONE, SUBMIT = 0, 1
 _SILENT = Recorder()  # keeps nothing: the recorder of clones
+#: A job's start: (job, start time, site).
+Start = tuple[int, float, int]
 
 
-class HybridWorld:
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A decision point: the end of a step at ``now``; ``queued`` jobs wait, ``cloud_used`` cloud nodes run."""
+
+    now: float
+    queued: int
+    cloud_used: int
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """An action: run the next step, to ``until`` (s), with at most ``cap`` cloud nodes (``math.inf``: unbounded)."""
+
+    until: float
+    cap: float
+
+
+@dataclass(frozen=True, slots=True)
+class Drained:
+    """The starts handed to a driver so far, one batch per :meth:`HybridWorld.drain_log`, the latest first.
+
+    Immutable, so a copy shares them: a copy costs the starts since the last drain, not the run's.
+    """
+
+    starts: tuple[Start, ...]
+    before: Drained | None
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Start and end (s) of every job, the site it ran on, and its ``promised`` start (conservative, else nan).
+
+    ``wait_s`` and ``cloud_cpu_s`` are the site's integrals over the whole run (s, node-seconds).
+    """
+
+    start: np.ndarray
+    end: np.ndarray
+    site: np.ndarray
+    promised: np.ndarray
+    wait_s: float
+    cloud_cpu_s: float
+
+
+class HybridWorld(World[Decision, Lease, Schedule]):
     """The state of a hybrid site at time :attr:`now` (see the module docstring).
 
     Attributes
@@ -60,6 +109,9 @@ class HybridWorld:
         The smallest cap that would have let a blocked transfer go since the last :meth:`clone`.
     """
 
+    #: Read and never changed: a copy shares them.
+    _shared = ("_submit", "_runtime", "_nodes")
+
     def __init__(self, jobs: RigidJobs, m: int, discipline: Discipline = "easy", *,
                  recorder: Recorder | None = None, validate: bool = False) -> None:
         self.cluster = Cluster(m, jobs, discipline)
@@ -72,7 +124,9 @@ class HybridWorld:
         self.wait_s = self.cloud_cpu_s = 0.0
         self.need = math.inf
         self.track_need = False
-        self.log: list[tuple[int, float, int]] = []  # (job, start, site) since the last drain
+        self.log: list[Start] = []  # since the last drain
+        self._drained: Drained | None = None
+        self._pending: Decision | None = None
         self._submit, self._runtime, self._nodes = jobs.submit.tolist(), jobs.runtime.tolist(), jobs.nodes.tolist()
         self._narrowest = int(jobs.nodes.min()) if len(jobs) else 1
         self._batches: list[tuple[float, int]] | None = None
@@ -86,21 +140,12 @@ class HybridWorld:
         """The job list the site replays."""
         return self.cluster.jobs
 
-    def copy(self) -> HybridWorld:
-        """An independent copy (the job list and the recorder are shared, never changed)."""
-        twin = HybridWorld.__new__(HybridWorld)
-        twin.__dict__.update(self.__dict__)
-        twin.cluster, twin.kernel, twin.log = self.cluster.copy(), self.kernel.copy(), list(self.log)
-        twin._handlers = (twin._on_done, twin._on_submit)
-        twin._batches = None
-        if self._validator is not None:
-            twin._validator = HybridValidator(twin)
-        return twin
-
     def clone(self) -> HybridWorld:
         """A copy for evaluating a cap: an empty start log, the peak and ``need`` measured from now."""
         twin = self.copy()
-        twin.log, twin.peak_cloud, twin.need, twin.track_need = [], twin.cloud_used, math.inf, True
+        if twin.log:  # the starts not drained yet stay in the clone's run, not in its log
+            twin._drained, twin.log = Drained(tuple(twin.log), twin._drained), []
+        twin.peak_cloud, twin.need, twin.track_need = twin.cloud_used, math.inf, True
         twin.recorder = _SILENT  # a clone's progress is not the run's
         return twin
 
@@ -117,6 +162,36 @@ class HybridWorld:
     def finished(self) -> bool:
         """Every job submitted and ended."""
         return not len(self.kernel) and not self.cluster.queue
+
+    # -- the World protocol --------------------------------------------------------------------------------
+    def advance(self) -> Decision | None:
+        """The decision at the end of the step run last (at the start: before the first); ``None`` once finished."""
+        if self._pending is not None:
+            raise RuntimeError("the previous decision was not acted on (call act first)")
+        if self.finished():
+            if self._validator is not None:
+                self._validator.at_end()
+            return None
+        self._pending = Decision(self.now, len(self.cluster.queue), self.cloud_used)
+        return self._pending
+
+    def act(self, lease: Lease) -> None:
+        """Run the next step as ``lease`` says (:meth:`run`)."""
+        if self._pending is None:
+            raise RuntimeError("no decision is pending (call advance first)")
+        self._pending = None
+        self.run(lease.until, lease.cap)
+
+    def result(self) -> Schedule:
+        """Every job's start, end and site so far (drained or not), the promised starts and the integrals."""
+        n, drained = len(self._nodes), self._drained
+        start, where = record(n, self.log)
+        while drained is not None:
+            record(n, drained.starts, start, where)
+            drained = drained.before
+        jobs = self.jobs
+        promised = np.array([self.cluster.promised.get(i, np.nan) for i in range(n)])
+        return Schedule(start, start + jobs.runtime, where, promised, self.wait_s, self.cloud_cpu_s)
 
     def run(self, until: float, cap: float, batches: list[tuple[float, int]] | None = None) -> None:
         """Advance to ``until`` with cloud cap ``cap`` (``math.inf``: unbounded), a pass at ``until`` included.
@@ -135,9 +210,11 @@ class HybridWorld:
             self._advance(until)
             self._pass()
 
-    def drain_log(self) -> list[tuple[int, float, int]]:
-        """The (job, start, site) of the jobs started since the last call."""
+    def drain_log(self) -> list[Start]:
+        """The (job, start, site) of the jobs started since the last call (:meth:`result` keeps them all)."""
         out, self.log = self.log, []
+        if out:
+            self._drained = Drained(tuple(out), self._drained)
         return out
 
     # -- events ------------------------------------------------------------------------------------------
@@ -213,17 +290,7 @@ class HybridWorld:
         self.log.append((job, self.now, site))
 
 
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """Start and end (s) of every job, the site it ran on, and its ``promised`` start (conservative, else nan)."""
-
-    start: np.ndarray
-    end: np.ndarray
-    site: np.ndarray
-    promised: np.ndarray
-
-
-def record(n: int, log: list[tuple[int, float, int]], start: np.ndarray | None = None,
+def record(n: int, log: Sequence[Start], start: np.ndarray | None = None,
            where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Write a start log into per-job arrays (new arrays when none are given)."""
     start = np.full(n, np.nan) if start is None else start
@@ -243,6 +310,5 @@ def replay(jobs: RigidJobs, m: int, discipline: Discipline = "easy", *, cap: flo
     world.run(math.inf, cap)
     if world._validator is not None:
         world._validator.at_end()
-    start, where = record(len(jobs), world.drain_log())
-    promised = np.array([world.cluster.promised.get(i, np.nan) for i in range(len(jobs))])
-    return Schedule(start, start + jobs.runtime, where, promised), world
+    world.drain_log()  # the schedule keeps every start
+    return world.result(), world

@@ -285,7 +285,8 @@ def test_a_cluster_world_that_releases_a_busy_instance_is_caught() -> None:
         def _assign(self, t: float, j: int, inst: int) -> None:
             super()._assign(t, j, inst)
             if self.jobs.runtime[j] > 3600:  # a long job: its instance goes at the end of the period anyway
-                self.kernel.schedule(self.billing.deadline(self.anchor[inst], t), 4, (inst, self.version[inst]))
+                i = self.instances
+                self.kernel.schedule(self.billing.deadline(i.anchor[inst], t), 4, (inst, i.version[inst]))
 
     world = Eager(htc_jobs(), ClusterPolicy(), CloudTerms(), validate=True)
     with pytest.raises(InvariantError, match="while running job"):
@@ -357,10 +358,10 @@ def test_an_elastic_world_that_overfills_its_pool_is_caught() -> None:
                 return Decision(t, self.queue.jobs(), len(self.running), self.size, self.size, self.size, False, 0.0)
             return decision
 
-        def act(self, job: int, cores: int | None = None) -> None:
+        def act(self, action: Action) -> None:
             self._pending = None
-            self.queue.remove(job)
-            self._dispatch(self.now, job)
+            self.queue.remove(action.job)
+            self._dispatch(self.now, action.job)
             self._check = True
             assert self._validator is not None
             self._validator.at_event(self.now)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from broker.cloudcluster.policies import ClusterPolicy, IdleTimeout
+from broker.cloudcluster.state import Instances, Usage, Waiting
 from broker.cloudcluster.terms import CloudTerms
 from broker.cloudcluster.validate import ClusterValidator
 from broker.pricing.billing import Billing
@@ -29,21 +30,22 @@ class Cluster:
             self.ledger.close(inst, "c1", hired_at=hired, ready_at=hired + 120, released_at=hired + 3600,
                               anchor=hired, hourly=0.1, jobs_hosted=1, busy_capacity_s=300.0, capacity=1.0)
         self.cap = math.inf
-        self.finished, self.active, self.waiting, self.alive = 2, 0, 0, 0
+        self.finished, self.waiting, self.usage, self.instances = 2, Waiting(), Usage(track=False), Instances()
         self.begin, self.done = np.array([120.0, 220.0]), np.array([620.0, 420.0])
         self.on = np.array([0, 1], dtype=np.int64)
-        self.pool, self.busy = [0, 0], [-1, -1]
-        self.ready, self.anchor = [120.0, 220.0], [0.0, 100.0]
-        self.released = [True, True]
+        i = self.instances
+        i.pool, i.busy = [0, 0], [-1, -1]
+        i.ready, i.anchor = [120.0, 220.0], [0.0, 100.0]
+        i.released = [True, True]
 
 
 def test_a_consistent_end_passes_and_so_do_the_edges() -> None:
     ClusterValidator(Cluster()).at_end()
     w = Cluster()
-    w.begin[1], w.ready[1] = 100.0, 100.0  # on its arrival, on an instance booted then
+    w.begin[1], w.instances.ready[1] = 100.0, 100.0  # on its arrival, on an instance booted then
     ClusterValidator(w).at_end()
     w = Cluster()
-    w.begin[1], w.ready[1] = 100.0 - 0.5e-6, 100.0 - 0.5e-6  # within the microsecond of slack
+    w.begin[1], w.instances.ready[1] = 100.0 - 0.5e-6, 100.0 - 0.5e-6  # within the microsecond of slack
     ClusterValidator(w).at_end()
 
 
@@ -51,12 +53,12 @@ def test_a_consistent_end_passes_and_so_do_the_edges() -> None:
     (lambda w: setattr(w, "finished", 1), "never done"),
     (lambda w: w.done.__setitem__(1, np.nan), "never done"),
     (lambda w: w.on.__setitem__(1, -1), "never done"),
-    (lambda w: (w.begin.__setitem__(1, 99.99), w.ready.__setitem__(1, 50.0)), "before it arrived"),
+    (lambda w: (w.begin.__setitem__(1, 99.99), w.instances.ready.__setitem__(1, 50.0)), "before it arrived"),
     (lambda w: w.begin.__setitem__(1, 219.0), "before it booted"),
     (lambda w: w.begin.__setitem__(0, 119.99), "job 0 started"),
-    (lambda w: w.released.__setitem__(1, False), "never released"),
+    (lambda w: w.instances.released.__setitem__(1, False), "never released"),
     (lambda w: w.ledger.records.pop(), "never released"),
-    (lambda w: setattr(w, "alive", 1), "never released"),
+    (lambda w: setattr(w.usage, "alive", 1), "never released"),
 ])
 def test_end_checks(change, match: str) -> None:
     w = Cluster()
@@ -91,8 +93,8 @@ def test_the_bill_covers_every_lease(rec: InstanceRecord, ok: bool) -> None:
 def running() -> Cluster:
     """Job 0 runs on instance 0, job 1 waits; one instance hired, the cap is 1."""
     w = Cluster()
-    w.finished, w.active, w.waiting, w.alive, w.cap = 0, 1, 1, 1, 1.0
-    w.busy, w.released = [0], [False]
+    w.finished, w.usage.active, w.waiting.count, w.usage.alive, w.cap = 0, 1, 1, 1, 1.0
+    w.instances.busy, w.instances.released = [0], [False]
     return w
 
 
@@ -108,15 +110,16 @@ def test_event_checks() -> None:
     with pytest.raises(InvariantError, match="submitted"):
         arrived(running(), 3).at_event(150.0)
     w = running()
-    w.alive = 2
+    w.usage.alive = 2
     with pytest.raises(InvariantError, match="the cap is 1"):
         arrived(w).at_event(150.0)
     w = running()
-    w.busy = [-1]  # job 0 active, but no instance runs it
+    w.instances.busy = [-1]  # job 0 active, but no instance runs it
     with pytest.raises(InvariantError, match="jobs active"):
         arrived(w).at_event(150.0)
     w = running()
-    w.busy, w.active, w.waiting, w.alive, w.cap = [0, 0], 2, 0, 2, 2.0  # two instances run one job
+    w.usage.active, w.waiting.count, w.usage.alive, w.cap = 2, 0, 2, 2.0
+    w.instances.busy = [0, 0]  # two instances run one job
     with pytest.raises(InvariantError, match="distinct"):
         arrived(w).at_event(150.0)
 
@@ -132,7 +135,7 @@ def test_release_checks() -> None:
                            (3700.5, 1, "paid period"), (119.0, 0, "before it booted")):
         with pytest.raises(InvariantError, match=match):
             v.at_release(t, inst)
-    w.busy[0] = 0  # running job 0
+    w.instances.busy[0] = 0  # running job 0
     with pytest.raises(InvariantError, match="while running job 0"):
         v.at_release(3600.0, 0)
 

@@ -232,8 +232,8 @@ def test_the_keep_alive_decision_pauses_the_world_and_a_copy_runs_on_alike() -> 
     whole = simulate_cluster(js, policy, CloudTerms(), seed=3)
     world, rng = ClusterWorld(js, policy, CloudTerms(), validate=True), np.random.default_rng(3)
     decision = world.advance()
-    assert decision is not None and world.busy[decision.instance] < 0  # an idle instance at its period end
-    assert decision.now == world.billing.deadline(world.anchor[decision.instance], decision.now - 1)
+    assert decision is not None and world.instances.busy[decision.instance] < 0  # idle at its period end
+    assert decision.now == world.billing.deadline(world.instances.anchor[decision.instance], decision.now - 1)
     world.act(policy.keepalive.keep(decision.now, world, rng))  # type: ignore[union-attr]
     twin, twin_rng = world.copy(), np.random.default_rng(3)
     twin_rng.bit_generator.state = rng.bit_generator.state
@@ -463,12 +463,12 @@ def test_a_paused_world_shows_a_booting_instance_and_a_job_not_started() -> None
                          CloudTerms(boot=300))
     decision = world.advance()
     assert decision is not None and (decision.now, decision.instance) == (3600, 0)
-    assert (world.idle, world.hired, world.waiting) == (1, 2, 1)
+    assert (world.idle, world.hired, world.waiting.count) == (1, 2, 1)
     assert np.isnan(world.begin).tolist() == [False, True] and np.isnan(world.done).tolist() == [False, True]
     assert world.begin[0] == 300 and world.done[0] == 400
     assert world.on.tolist() == [0, -1]  # j1 is on no instance yet
-    assert world.busy == [-1, -1] and world.released == [False, False]
-    assert world.ready[0] == 300 and math.isnan(world.ready[1])  # instance 1 has not booted
+    assert world.instances.busy == [-1, -1] and world.instances.released == [False, False]
+    assert world.instances.ready[0] == 300 and math.isnan(world.instances.ready[1])  # instance 1 has not booted
     world.act(False)  # instance 0 released at 3,600
     # 3,700: instance 1 runs j1, [3700, 3800]; its hour (from 3,400) ends at 7,000: decision, released.
     assert decide(world, [False]) == [(7000, 1, 1, 1)]
@@ -548,8 +548,8 @@ def test_a_delay_lets_an_instance_that_frees_meanwhile_serve_the_queue_fcfs() ->
     assert (led.jobs_hosted[0], led.busy_capacity_s[0]) == (4, 1420)
     assert r.summary.instance_cost == pytest.approx(2 * PRICE)
     # nothing left behind: every timer fired, no pool waits, and no load records (the rule reads no load)
-    assert world.timers == set() and world.waiting_pools == set() and world.waiting == 0
-    assert world.load_t == [0.0]
+    assert world.timers == set() and world.waiting.pools == set() and world.waiting.count == 0
+    assert world.usage.times == [0.0]
 
 
 def test_jobs_queued_behind_a_delay_start_instances_in_arrival_order() -> None:
@@ -588,7 +588,7 @@ def corrupted(validate: bool | None = None) -> ClusterWorld:
     """A world whose queue count says one job more waits than does (nothing but a check can notice)."""
     js, policy, terms = jobs([0], [100]), ClusterPolicy(), CloudTerms()
     world = ClusterWorld(js, policy, terms) if validate is None else ClusterWorld(js, policy, terms, validate=validate)
-    world.waiting += 1
+    world.waiting.count += 1
     return world
 
 

@@ -71,7 +71,7 @@ def test_an_empty_run_starts_and_ends_at_zero_even_with_a_heavy_reservation() ->
     w = world(table([], [], []), reservations=reserved("reserved-heavy"))
     assert w.now == 0.0 and w.pool.n_slots == 0  # no tick, so no heavy VM either
     assert w.advance() is None
-    rec = w.record({})
+    rec = w.result()
     assert (rec.began, rec.ended, rec.upfront, rec.ticks, rec.ledger) == (0.0, 0.0, 0.0, 0, [])
 
 
@@ -92,12 +92,12 @@ def test_a_heavy_reservation_is_booted_at_the_first_tick_and_kept_until_the_run_
     w.act(on_slot([0], 0, 1))
     assert (w.job_start[1], w.job_end[1]) == (10_000.0, 10_100.0)
     assert w.advance() is None
-    rec = w.record({"p": 1})
+    rec = w.result()
     assert len(rec.ledger) == 1 and rec.ledger[0].released_at == 870 + 3 * 3600 - 10
     assert (rec.began, rec.ended) == (870.0, 11_660.0)
     assert rec.upfront == pytest.approx(heavy.upfront * (11_660 - 870) / 3600 / HOURS_PER_YEAR, rel=1e-12)
     assert rec.upfront > 0
-    assert rec.job_vm.tolist() == [0, 0] and rec.policy_stats == {"p": 1}
+    assert rec.job_vm.tolist() == [0, 0] and rec.policy_stats == {}  # run() adds the policy's
     assert int(w.reservations.in_use.sum()) == 0
 
 
@@ -109,7 +109,7 @@ def test_a_light_reservation_is_taken_by_a_new_vm_at_its_rate_and_given_back() -
     assert int(w.pool.option[0]) == LIGHT_CODE and float(w.pool.rate[0]) == light.hourly
     assert float(w.pool.ready_at[0]) == 990.0
     assert w.advance() is None
-    rec = w.record({})
+    rec = w.result()
     assert rec.ledger[0].cost == pytest.approx(light.hourly) and rec.ledger[0].released_at == 4460.0
     assert int(w.reservations.in_use.sum()) == 0
     assert rec.upfront == pytest.approx(light.upfront * 3590 / 3600 / HOURS_PER_YEAR, rel=1e-12)
@@ -197,7 +197,7 @@ def test_a_job_placed_after_its_arrival_on_a_ready_vm_starts_at_the_tick() -> No
     w.act(on_slot([0], 0, 1))  # arrived 1,000, VM ready since 990: starts now
     assert (w.job_start[1], w.job_end[1]) == (1100.0, 1200.0)
     assert w.advance() is None
-    rec = w.record({})
+    rec = w.result()
     assert len(rec.ledger) == 1 and (rec.ledger[0].released_at, rec.ledger[0].units) == (4460.0, 1)
     assert rec.ledger[0].cost == pytest.approx(0.26)
 
@@ -403,8 +403,8 @@ def test_on_a_real_trace_every_snapshot_shows_each_vms_latest_departure_and_one_
                 assert fleet.dep_max[slot] == max(w.job_end[i] for i in hosted)
                 checked += 1
             w.act(policy.decide(decision.now, decision.batch, w), by=policy.name)
-        record = w.record(policy.stats())
-        assert checked > 3000 and record.policy_stats["wins"] == {f"FCFS-{rule}": record.ticks}
+        record = w.result()
+        assert checked > 3000 and policy.stats()["wins"] == {f"FCFS-{rule}": record.ticks}
         runs.append(record)
     assert runs[0].job_vm.tolist() == runs[1].job_vm.tolist()
     assert runs[0].job_start.tolist() == runs[1].job_start.tolist()

@@ -49,9 +49,9 @@ SEVEN = core_jobs([0, 50, 60, 70, 80], [300, 100, 1000, 60, 30], [0, 1, 1, 0, 1]
 def _at_100() -> tuple[ElasticWorld, Decision]:
     world = ElasticWorld(SEVEN, PoolConfig(2))
     d = world.advance()
-    world.act(0)
+    world.act(Action(0))
     d = world.advance()  # job 1 at 50
-    world.act(1)
+    world.act(Action(1))
     d = world.advance()  # job 1 ends at 150 with 2, 3, 4 waiting
     assert d is not None and d.now == 150.0
     return world, d
@@ -62,7 +62,7 @@ def test_the_state_descriptors_by_hand() -> None:
     for _ in range(2):
         d = world.advance()
         assert d is not None
-        world.act(int(d.queued[0]))
+        world.act(Action(int(d.queued[0])))
     # jobs 2, 3, 4 arrive at 60, 70, 80 to one idle core: the decision at 60 sees only job 2; run the clock to 80
     world.kernel.run(world._handlers, until=80.0)
     d = world._decision(80.0)
@@ -77,7 +77,7 @@ def test_time_to_a_free_core_when_none_is_idle() -> None:
     # at 150 job 1 ended: job 0 runs (150 left of 300 after 150 s), one core idle
     got = state(world, d)
     assert got.tolist() == [150.0, 0.0, 1090.0, 1.0, 1 / 3, 2 / 3]
-    world.act(2)
+    world.act(Action(2))
     world.kernel.run(world._handlers, until=160.0)
     full = Decision(160.0, np.array([3, 4]), 2, 2, 2, 2, False, 0.0)
     # jobs 0 (140 left) and 2 (990 left) run on the full pool: a core frees in 140 s
@@ -90,7 +90,7 @@ def test_a_running_job_past_its_estimate_has_no_work_left() -> None:
     for _ in range(2):
         d = world.advance()
         assert d is not None
-        world.act(int(d.queued[0]))
+        world.act(Action(int(d.queued[0])))
     world.kernel.run(world._handlers, until=1000.0)  # job 1 ended at 800: interactive median 800
     d = Decision(1000.0, np.array([2]), 1, 2, 2, 2, False, 0.0)
     # job 0 (batch) is believed to take the prior 900 s: at 1000 it has none left; job 2 is believed 800 s
@@ -136,7 +136,7 @@ def test_the_job_orders_by_hand() -> None:
     jobs = core_jobs([0, 10, 20, 30], [1000, 50, 2000, 50], [0, 0, 0, 0])
     world = ElasticWorld(jobs, PoolConfig(1))
     world.advance()
-    world.act(0)
+    world.act(Action(0))
     d = world.advance()
     assert d is not None and d.now == 1000.0 and d.queued.tolist() == [1, 2, 3]
     assert pick("fcfs", d, world) == 1
@@ -149,7 +149,7 @@ def test_the_job_orders_by_hand() -> None:
     tight = core_jobs([0, 10, 20], [1000, 100, 9], [0, 0, 0])
     w2 = ElasticWorld(tight, PoolConfig(1))
     w2.advance()
-    w2.act(0)
+    w2.act(Action(0))
     d2 = w2.advance()
     assert d2 is not None and pick("edf", d2, w2) == 2 and pick("fcfs", d2, w2) == 1
     with pytest.raises(ConfigError, match="one of fcfs, sjf, edf"):

@@ -19,7 +19,7 @@ def test_the_edf_deadline_adds_a_ninth_of_the_run_time() -> None:
     jobs = core_jobs([0, 10, 30], [1000, 100, 10], [0, 0, 0])
     world = ElasticWorld(jobs, PoolConfig(1))
     world.advance()
-    world.act(0)
+    world.act(Action(0))
     d = world.advance()
     assert d is not None and d.queued.tolist() == [1, 2]
     assert pick("edf", d, world) == 1 and pick("sjf", d, world) == 2

@@ -76,7 +76,7 @@ def test_greedy_takes_the_best_q_and_exploration_draws_among_the_candidates(monk
     world = ElasticWorld(jobs, PoolConfig(1))
     greedy = SarsaAgent(3, False, SarsaConfig(pretrain=1, epsilon=0.0))
     d = world.advance()
-    world.act(greedy.decide(d, world).job)
+    world.act(greedy.decide(d, world))
     d = world.advance()
     assert d is not None and d.queued.tolist() == [1, 2, 3]
     candidates, sizes = greedy.candidates(d, world)
@@ -95,7 +95,7 @@ def test_elastic_candidates_are_every_slot_job_at_every_allowed_size() -> None:
     world = ElasticWorld(jobs, pool)
     agent = SarsaAgent(2, True, SarsaConfig(levels=3))
     d = world.advance()
-    world.act(0, 1)
+    world.act(Action(0, 1))
     world.kernel.run(world._handlers, until=2.0)
     d = world._decision(2.0)
     assert d is not None and d.resizable and (d.low, d.high) == (2, 5)

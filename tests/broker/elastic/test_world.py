@@ -113,18 +113,18 @@ def test_the_constraints_are_refused_before_they_are_broken() -> None:
     d = world.advance()
     assert d is not None and (d.low, d.high) == (2, 4)
     with pytest.raises(ConfigError, match=r"^t=0.0: the pool's size must lie in \[2, 4\], got 1$"):
-        world.act(0, 1)  # below min_cores
+        world.act(Action(0, 1))  # below min_cores
     with pytest.raises(ConfigError, match=r"got 5$"):
-        world.act(0, 5)
+        world.act(Action(0, 5))
     with pytest.raises(ConfigError, match=r"^t=0.0: job 7 is not waiting$"):
-        world.act(7)
-    world.act(0, 3)
+        world.act(Action(7))
+    world.act(Action(0, 3))
     d = world.advance()
     assert d is not None and not d.resizable and (d.low, d.high) == (3, 3)
     with pytest.raises(ConfigError, match=r"^t=0.0: the pool must stay at 3 cores$"):
-        world.act(1, 4)  # within the hold
+        world.act(Action(1, 4))  # within the hold
     with pytest.raises(ConfigError, match=r"^t=0.0: job 0 is not waiting$"):
-        world.act(0)
+        world.act(Action(0))
     with pytest.raises(RuntimeError, match="not acted on"):
         world.advance()
 
@@ -135,11 +135,11 @@ def test_a_shrink_never_goes_below_the_running_jobs() -> None:
     for job in range(3):
         d = world.advance()
         assert d is not None
-        world.act(job)
+        world.act(Action(job))
     d = world.advance()  # job 3 at 10: three running, one idle core
     assert d is not None and (d.now, d.low) == (10.0, 4)
     with pytest.raises(ConfigError, match=r"lie in \[4, 4\], got 3"):
-        world.act(3, 3)
+        world.act(Action(3, 3))
 
 
 def test_the_validator_catches_a_world_that_breaks_the_hold() -> None:
@@ -148,19 +148,19 @@ def test_the_validator_catches_a_world_that_breaks_the_hold() -> None:
     pool = PoolConfig(2, elastic=True, min_cores=1, max_cores=4, hold_s=900)
     world = ElasticWorld(core_jobs([0, 0, 0], [50, 50, 50], [0, 0, 0]), pool, validate=True)
     world.advance()
-    world.act(0, 3)
+    world.act(Action(0, 3))
     d = world.advance()
     assert d is not None and not d.resizable
     world._pending = replace(d, resizable=True, low=1, high=4)  # a broken world: no hold
     with pytest.raises(InvariantError, match=r"changed to 4 cores 0.0 s after its last change, before the 900 s hold"):
-        world.act(1, 4)
+        world.act(Action(1, 4))
 
 
 def test_a_rigid_pool_keeps_its_size_and_validate_sees_it_change() -> None:
     world = ElasticWorld(core_jobs([0, 0], [50, 50], [0, 0]), PoolConfig(1), validate=True)
     d = world.advance()
     assert d is not None and (d.low, d.high, d.resizable) == (1, 1, False)
-    world.act(0, 1)  # the same size is no change
+    world.act(Action(0, 1))  # the same size is no change
     assert world.advance() is not None and world.now == 50.0
     world.size = 0  # a broken world
     with pytest.raises(InvariantError, match="a rigid pool of 1 cores has 0"):
@@ -230,14 +230,14 @@ TWO_AT_0 = core_jobs([0, 0], [100, 100], [0, 0])
 def _finish(world: ElasticWorld, shortest: bool) -> None:
     while (d := world.advance()) is not None:
         queued = d.queued
-        world.act(int(queued[np.argmin(world.jobs.runtime[queued])] if shortest else queued[0]))
+        world.act(Action(int(queued[np.argmin(world.jobs.runtime[queued])] if shortest else queued[0])))
 
 
 def test_a_copy_runs_on_alone_and_leaves_the_original_as_it_was() -> None:
     world = ElasticWorld(FIVE, PoolConfig(1), validate=True)
     d = world.advance()
     assert d is not None and d.queued.tolist() == [0, 1]
-    world.act(0)  # job 0 runs from 0 to 100 on the one core; job 1 waits
+    world.act(Action(0))  # job 0 runs from 0 to 100 on the one core; job 1 waits
     twin = world.copy()
     assert twin._validator is not None and twin._validator.world is twin and world._validator.world is world
     _finish(twin, shortest=False)  # FCFS: 1 at 100, 2 at 150, 3 at 190, 4 at 220
@@ -260,11 +260,11 @@ def test_a_copy_of_an_elastic_world_keeps_its_pool_and_hold() -> None:
     pool = PoolConfig(1, elastic=True, min_cores=1, max_cores=3, hold_s=60)
     world = ElasticWorld(FIVE, pool, validate=True)
     world.advance()
-    world.act(0, 2)  # two cores from 0, held until 60
+    world.act(Action(0, 2))  # two cores from 0, held until 60
     twin = world.copy()
     d = twin.advance()
     assert d is not None and (d.now, d.queued.tolist(), d.resizable) == (0.0, [1], False)
-    twin.act(1)
+    twin.act(Action(1))
     assert twin.sizes == world.sizes == [(0.0, 1), (0.0, 2)] and twin.hold_until == 60.0
     assert len(world.running) == 1 and len(twin.running) == 2
     assert math.isclose(twin.core_seconds(60.0), 120.0)
@@ -276,7 +276,7 @@ def test_utilization_before_any_core_second_and_below_one() -> None:
     assert ElasticWorld(FIVE, PoolConfig(1)).utilization() == 0.0  # nothing yet
     world = ElasticWorld(core_jobs([0], [0.5], [0]), PoolConfig(1))
     world.advance()
-    world.act(0)
+    world.act(Action(0))
     assert world.advance() is None and world.utilization() == 1.0  # half a core-second of work on as many
 
 
@@ -286,7 +286,7 @@ def test_service_counts_the_running_jobs_so_far() -> None:
     for _ in range(5):
         d = world.advance()
         assert d is not None
-        world.act(int(d.queued[0]))
+        world.act(Action(int(d.queued[0])))
     assert world.now == 30.0 and world.running == {0: 0.0, 1: 0.0, 2: 10.0, 3: 20.0, 4: 30.0}
     # group 0 (jobs 0, 2, 4): 30 + 20 + 0 core-seconds now; group 1 (1, 3): 30 + 10
     assert world.service().tolist() == [50.0, 40.0]
@@ -298,10 +298,10 @@ def test_a_full_pool_that_grows_has_no_idle_core_until_then() -> None:
     jobs = core_jobs([0, 50, 60], [100, 100, 100], [0, 0, 0])
     world = ElasticWorld(jobs, PoolConfig(1, elastic=True, min_cores=1, max_cores=3, hold_s=0.0))
     world.advance()
-    world.act(0)
+    world.act(Action(0))
     d = world.advance()
     assert d is not None and (d.now, d.idle, d.idle_for) == (50.0, 0, 0.0)  # no core idle: idle for 0 s
-    world.act(1, 3)
+    world.act(Action(1, 3))
     d = world.advance()
     assert d is not None and (d.now, d.idle, d.idle_for) == (60.0, 1, 10.0)
 
@@ -311,10 +311,10 @@ def test_a_hold_under_a_second_still_ends() -> None:
     jobs = core_jobs([0, 0, 0], [100, 100, 100], [0, 0, 0])
     world = ElasticWorld(jobs, PoolConfig(1, elastic=True, min_cores=1, max_cores=3, hold_s=0.5))
     world.advance()
-    world.act(0, 2)
+    world.act(Action(0, 2))
     d = world.advance()
     assert d is not None and (d.now, d.resizable) == (0.0, False)
-    world.act(1)
+    world.act(Action(1))
     d = world.advance()
     assert d is not None and (d.now, d.resizable, d.queued.tolist()) == (0.5, True, [2])
 
@@ -325,7 +325,7 @@ def test_a_core_idle_since_the_start_of_a_pool_that_never_filled() -> None:
     for _ in range(2):
         d = world.advance()
         assert d is not None
-        world.act(int(d.queued[0]))
+        world.act(Action(int(d.queued[0])))
     d = world.advance()
     assert d is not None and (d.now, d.idle, d.idle_for) == (60.0, 1, 60.0)
 
@@ -333,18 +333,18 @@ def test_a_core_idle_since_the_start_of_a_pool_that_never_filled() -> None:
 def test_the_world_refuses_out_of_turn_calls_and_full_pools() -> None:
     world = ElasticWorld(TWO_AT_0, PoolConfig(1, elastic=True, min_cores=1, max_cores=2, hold_s=100.0))
     with pytest.raises(RuntimeError, match=r"^no decision is pending \(call advance first\)$"):
-        world.act(0)
+        world.act(Action(0))
     d = world.advance()
     assert d is not None
     with pytest.raises(RuntimeError, match=r"^the previous decision was not acted on \(call act first\)$"):
         world.advance()
     with pytest.raises(ConfigError, match=r"^t=0.0: job 2 is not waiting$"):
-        world.act(2)  # there are two jobs: 0 and 1
-    world.act(0)
+        world.act(Action(2))  # there are two jobs: 0 and 1
+    world.act(Action(0))
     d = world.advance()  # the pool is full but may grow
     assert d is not None and (d.now, d.idle, d.resizable) == (0.0, 0, True)
     with pytest.raises(ConfigError, match=r"^t=0.0: no core is free for job 1 on a pool of 1 \(grow it\)$"):
-        world.act(1)
+        world.act(Action(1))
 
 
 def test_the_validator_reports_the_instant() -> None:
@@ -352,10 +352,10 @@ def test_the_validator_reports_the_instant() -> None:
     world.advance()
     world.size = 2  # broken before the dispatch
     with pytest.raises(InvariantError, match=r"^t=0.0: a rigid pool of 1 cores has 2$"):
-        world.act(0)
+        world.act(Action(0))
     later = ElasticWorld(core_jobs([0, 10], [100, 100], [0, 0]), PoolConfig(1), validate=True)
     later.advance()
-    later.act(0)
+    later.act(Action(0))
     later.size = 3  # broken after it: seen once job 1 arrives at 10
     with pytest.raises(InvariantError, match=r"^t=10.0: a rigid pool of 1 cores has 3$"):
         later.advance()
@@ -396,7 +396,7 @@ def test_a_pool_without_a_hold_schedules_no_hold_end() -> None:
     # one job on 1..2 cores, hold 0: grown to 2 at its dispatch; the run handles its submission and termination
     world = ElasticWorld(core_jobs([0], [10], [0]), PoolConfig(1, elastic=True, min_cores=1, max_cores=2, hold_s=0.0))
     assert world.advance() is not None
-    world.act(0, 2)
+    world.act(Action(0, 2))
     assert len(world.kernel) == 1  # the termination at 10 only
     assert world.advance() is None and world.kernel.popped == 2
 
@@ -407,5 +407,5 @@ def test_the_last_time_the_pool_was_full_is_the_dispatch_that_filled_it() -> Non
     for _ in range(2):
         d = world.advance()
         assert d is not None
-        world.act(int(d.queued[0]))
+        world.act(Action(int(d.queued[0])))
     assert world.last_full == 3.0
