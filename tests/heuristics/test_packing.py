@@ -531,3 +531,37 @@ def test_a_new_vm_of_a_type_past_the_shared_arrays(size: int) -> None:
     p = plan("FCFS-CFH", batch((1000.0, 100.0, 50.0)), f)
     check(p, size, [0], ["N0"], [192])
     check_dtypes(p)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rule", ["FCFS-CFH", "FCFS-SM"])
+def test_a_job_of_the_call_holds_its_vm_from_its_arrival_not_from_now(size: int, rule: str) -> None:
+    # Interval rule. Slot 0 hosts 60 over [900, 5000): room now 40. Job 0 (arrives 1100, r 40, 50 s) -> slot 0,
+    # [1100, 1150): it starts at its arrival, later than now (1000). Job 1 (arrives 1120, r 40, 100 s) meets it
+    # there: no room -> new VM N0. Held from now, [1000, 1050), job 0 would have left by 1120.
+    f = interval_fleet([((900.0, 5000.0, 60.0),)], size)
+    b = batch((1100.0, 50.0, 40.0), (1120.0, 100.0, 40.0))
+    check(plan(rule, b, f), size, [0, 1], [0, "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_released_slot_has_no_room_whatever_its_row_still_holds(size: int) -> None:
+    # Interval rule. Slot 0 is released (vm_type -1, free -1) but its row still lists a job leaving at 1000; slot 1
+    # hosts 90 until 5000. A job of r 50 from 1000: slot 0 is no VM, slot 1 has 10 -> new VM N0 (SM ranks by room).
+    f = interval_fleet([((900.0, 1000.0, 60.0),), ((900.0, 5000.0, 90.0),)], size)
+    f = dataclasses.replace(f, vm_type=np.where(np.arange(size) == 0, -1, f.vm_type),
+                            free=np.where(np.arange(size) == 0, -1.0, f.free))
+    for rule in ("FCFS-SM", "FCFS-LM", "FCFS-CFH", "FCFS-Rnd"):
+        check(plan(rule, batch((1000.0, 100.0, 50.0)), f), size, [0], ["N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize(("runtime", "vms"), [(100.0, 1), (101.0, 2)])
+def test_a_job_placed_later_in_the_order_but_earlier_in_time_meets_the_calls_jobs_on_a_new_vm(
+        size: int, runtime: float, vms: int) -> None:
+    # Interval rule, no live VM. LJF places X (r 60, [2000, 2500)) first on new VM N0 (ready 1100), then Y (r 50,
+    # arrives 1900): over [1900, 2000) Y ends as X starts and shares N0; over [1900, 2001) it meets X (110 > 100)
+    # and needs a second VM. N0 holds a job starting after Y's start: its room over Y's run is its peak's.
+    b = batch((1900.0, runtime, 50.0), (2000.0, 500.0, 60.0))
+    targets: list[int | str] = ["N0", "N0"] if vms == 1 else ["N0", "N1"]
+    check(plan("LJF-FFH", b, interval_fleet([], size)), size, [1, 0], targets, [0] * vms)
