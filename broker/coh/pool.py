@@ -264,10 +264,10 @@ class Pool:
         """Snapshot for the heuristics; ``stats`` refreshes the hosted-job statistics first.
 
         Under the interval capacity rule the snapshot carries the hosted jobs' intervals
-        (:class:`~heuristics.occupancy.Occupancy`, read-only views of :attr:`table`). The snapshot is live: its
-        arrays are views of the pool's, made again only when the slot count or an array changes, and
-        the same object is handed out again with its clock (``now``, ``new_rollover``) set; a caller
-        that keeps a snapshot past the tick keeps a copy.
+        (:class:`~heuristics.occupancy.Occupancy`, views of :attr:`table`). The snapshot is live: its
+        arrays are read-only views of the pool's, made again only when the slot count or an array
+        changes, and the same object is handed out again with its clock (``now``, ``new_rollover``)
+        set; a caller that keeps a snapshot past the tick keeps a copy.
         """
         if stats and self.dirty:
             self._refresh(arrival, departure)
@@ -282,7 +282,7 @@ class Pool:
         """The live fleet of :meth:`fleet`: views of slots ``[0, n_slots)``, kept with ``key`` (slot count, arrays)."""
         n, table = self.n_slots, self.table
         (free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min, arr_max, arr_sum, dep_min, dep_max,
-         rate) = (getattr(self, name)[:n] for name in _SNAPSHOT)
+         rate) = (_read_only(getattr(self, name)[:n]) for name in _SNAPSHOT)
         fleet = Fleet(now, self.boot_time, free, capacity, vm_type, ready_at, anchor, last_departure, n_jobs, arr_min,
                       arr_max, arr_sum, dep_min, dep_max, self.billing.btu, 0.0, self.catalog.capacity,
                       self._type_order, rate, table.occupancy(n) if table is not None else None)
@@ -303,3 +303,9 @@ class Pool:
             col.arr_min[slot], col.arr_max[slot], col.arr_sum[slot] = min(a), max(a), reduce(add, a)
             col.dep_min[slot], col.dep_max[slot] = min(d), max(d)
         self.dirty.clear()
+
+
+def _read_only(view: np.ndarray) -> np.ndarray:
+    """``view``, no longer writable: a heuristic reads the fleet, it never writes the pool through it."""
+    view.flags.writeable = False
+    return view

@@ -294,3 +294,17 @@ def test_the_snapshot_is_made_again_when_the_interval_table_widens() -> None:
     after = snapshot(p, 20.0, [], [], stats=False)
     assert after is not before and after.occupancy is not None and after.occupancy.r.shape == (1, 16)
     assert after.occupancy.r[0].sum() == 9.0 and after.free[0] == 401.0
+
+
+def test_the_fleet_a_heuristic_reads_cannot_write_the_pool() -> None:
+    p = pool()
+    slot = p.start(LARGE, 0.0)
+    p.add(slot, 0, 50.0, 100.0, 400.0, 200.0)
+    fleet = p.fleet(0.0, stats=False, arrival=[100.0], departure=[400.0])
+    assert fleet.occupancy is not None
+    for values in (fleet.free, fleet.capacity, fleet.vm_type, fleet.ready_at, fleet.n_jobs, fleet.dep_max,
+                   fleet.occupancy.r, fleet.occupancy.start_max):
+        with pytest.raises(ValueError, match="read-only"):
+            values[0] = 1
+    p.add(slot, 1, 10.0, 150.0, 500.0, 100.0)  # the pool still writes its own columns, and the snapshot sees them
+    assert float(fleet.free[0]) == 410.0 - 60.0 and fleet.occupancy.hosted(0)[1] == (400.0, 500.0, 10.0)
