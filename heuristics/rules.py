@@ -173,10 +173,9 @@ class _ByKey(Ranking):
 
     def key_array(self) -> np.ndarray:
         """:meth:`keys` over the ``n + m`` slots of the call (the unopened ones' as if opened)."""
-        if self._array is None:
+        if self._array is None:  # a VM the call opens keeps the key it opened with
             self._array = np.full(self.n + self.m, self.new_key())
             self._array[:self.n] = self.fleet_keys()
-            self._array[self.n:self.n + self.new] = self.keys()[self.n:]
         return self._array
 
     def opened(self) -> None:

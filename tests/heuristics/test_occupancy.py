@@ -110,3 +110,13 @@ def test_with_no_job_only_new_empty_slots_are_added() -> None:
     assert entries(occ, 0) == [(0.0, 100.0, 5.0)] and entries(occ, 1) == []
     assert occ.dep_min.tolist() == [100.0, INF] and occ.start_max.tolist() == [0.0, -INF]
     assert occ.r.shape == (2, 1)
+
+
+def test_with_jobs_keeps_the_call_order_of_many_jobs_on_one_slot() -> None:
+    # 20 jobs alternate between slots 1 and 0 (r 1, 2, ..., 20): each slot's new columns list its jobs in the
+    # order they came, whatever the sort NumPy would use for so many equal slots
+    base = Occupancy.of([[], []])
+    slots = np.array([1, 0] * 10)
+    occ = base.with_jobs(slots, np.zeros(20), np.full(20, 10.0), np.arange(1.0, 21.0), 2)
+    assert occ.r[0, 1:].tolist() == [2.0 * k for k in range(1, 11)]
+    assert occ.r[1, 1:].tolist() == [2.0 * k - 1 for k in range(1, 11)]

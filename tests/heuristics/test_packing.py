@@ -77,6 +77,7 @@ def plan(name: str, b: Batch, f: Fleet, seed: int = 0) -> Plan:
     model = packing.pack(b, f, heuristic.job_order, heuristic.vm_rule, rng=np.random.default_rng(seed))
     for field in ("jobs", "targets", "new_types"):
         assert getattr(fast, field).tolist() == getattr(model, field).tolist(), (name, field)
+        assert getattr(model, field).dtype == np.int64, (name, field)
     return fast
 
 
@@ -443,9 +444,10 @@ def test_an_empty_batch_gives_an_empty_integer_plan(size: int) -> None:
     # No job: no target, no new VM, every array empty and int64.
     empty = Batch(index=np.zeros(0, np.int64), arrival=np.zeros(0), runtime=np.zeros(0), r=np.zeros(0),
                   user=np.zeros(0, np.int64))
-    p = plan("FCFS-SM", empty, fleet([Vm(100.0)], size))
-    check(p, size, [], [], [])
-    check_dtypes(p)
+    for f in (fleet([Vm(100.0)], size), interval_fleet([((900.0, 5000.0, 10.0),)], size)):
+        p = plan("FCFS-SM", empty, f)
+        check(p, size, [], [], [])
+        check_dtypes(p)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -547,12 +549,13 @@ def test_a_job_of_the_call_holds_its_vm_from_its_arrival_not_from_now(size: int,
 @pytest.mark.parametrize("size", SIZES)
 def test_a_released_slot_has_no_room_whatever_its_row_still_holds(size: int) -> None:
     # Interval rule. Slot 0 is released (vm_type -1, free -1) but its row still lists a job leaving at 1000; slot 1
-    # hosts 90 until 5000. A job of r 50 from 1000: slot 0 is no VM, slot 1 has 10 -> new VM N0 (SM ranks by room).
-    f = interval_fleet([((900.0, 1000.0, 60.0),), ((900.0, 5000.0, 90.0),)], size)
+    # hosts 90 until 5000, slot 2 90 from 2000 (so a job may start after the run's start: the peak is looked at).
+    # A job of r 50 from 1000 for 1500 s: slot 0 is no VM, slots 1 and 2 have 10 -> new VM N0.
+    f = interval_fleet([((900.0, 1000.0, 60.0),), ((900.0, 5000.0, 90.0),), ((2000.0, 5000.0, 90.0),)], size)
     f = dataclasses.replace(f, vm_type=np.where(np.arange(size) == 0, -1, f.vm_type),
                             free=np.where(np.arange(size) == 0, -1.0, f.free))
     for rule in ("FCFS-SM", "FCFS-LM", "FCFS-CFH", "FCFS-Rnd"):
-        check(plan(rule, batch((1000.0, 100.0, 50.0)), f), size, [0], ["N0"], [0])
+        check(plan(rule, batch((1000.0, 1500.0, 50.0)), f), size, [0], ["N0"], [0])
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -565,3 +568,79 @@ def test_a_job_placed_later_in_the_order_but_earlier_in_time_meets_the_calls_job
     b = batch((1900.0, runtime, 50.0), (2000.0, 500.0, 60.0))
     targets: list[int | str] = ["N0", "N0"] if vms == 1 else ["N0", "N1"]
     check(plan("LJF-FFH", b, interval_fleet([], size)), size, [1, 0], targets, [0] * vms)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_under_the_tick_rule_a_new_vm_has_its_free_capacity_as_room(size: int) -> None:
+    # Tick rule, no live VM. LJF places X (r 60, [2000, 2500)) first on new VM N0, then Y (r 50, arrives 1900, 100 s):
+    # over its own run Y would share N0 (it ends as X starts), but the tick rule holds X from now: N0's room is 40
+    # -> new VM N1.
+    b = batch((1900.0, 100.0, 50.0), (2000.0, 500.0, 60.0))
+    check(plan("LJF-FFH", b, fleet([], size)), size, [1, 0], ["N0", "N1"], [0, 0])
+
+
+OPEN_FIRST = [("opened", ()), ("choose", ()), ("placed", (2.0, 1200.0, 1500.0)), ("choose", ())]
+PLACE_FIRST = [
+    ("placed", (0.0, 2900.0, 9500.0)), ("placed", (1.0, 1100.0, 5000.0)), ("opened", ()), ("choose", ()),
+    ("placed", (2.0, 1200.0, 1500.0)), ("choose", ()), ("opened", ()), ("placed", (0.0, 1300.0, 6000.0)),
+    ("choose", ()), ("placed", (3.0, 900.0, 9000.0)), ("choose", ())]
+
+
+@pytest.mark.parametrize("rule", list(VM_RULES))
+@pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.parametrize("steps", [OPEN_FIRST, PLACE_FIRST], ids=["open-first", "place-first"])
+def test_a_ranking_chooses_alike_over_pairs_and_over_arrays_whatever_the_order_of_its_calls(
+        rule: str, seed: int, steps: list[tuple[str, tuple[float, ...]]]) -> None:
+    # Two fleet VMs (rollovers 20 and 33 min; jobs arriving 900 and 950 / 1000), two slots for new VMs. The same
+    # calls go to two rankings, one asked over (slot, room) pairs, one over an array of rooms: VMs opened, jobs
+    # placed before any choice, between choices, on new VMs and on old ones. Every choice must be the same.
+    f = fleet([Vm(50.0, ((900.0, 2000.0),), rollover=1200.0),
+               Vm(60.0, ((950.0, 3000.0), (1000.0, 2500.0)), rollover=2000.0)], 2)
+    pairs, arrays = VM_RULES[rule].ranking(f, 2), VM_RULES[rule].ranking(f, 2)
+    rooms = [50.0, 60.0, 100.0, 80.0]
+    opened = 2
+    rng_pairs, rng_arrays = np.random.default_rng(seed), np.random.default_rng(seed)
+    chosen = []
+    for what, args in steps:
+        if what == "opened":
+            pairs.opened()
+            arrays.opened()
+            opened += 1
+        elif what == "placed":
+            j, arrival, departure = args
+            pairs.placed(int(j), arrival, departure)
+            arrays.placed(int(j), arrival, departure)
+        else:
+            fits = [(j, rooms[j]) for j in range(opened) if rooms[j] >= 10.0]
+            room = np.array([rooms[j] if j < opened else -np.inf for j in range(4)])
+            chosen.append(pairs.choose(fits, rng_pairs))
+            assert arrays.choose_among(room, 10.0, rng_arrays) == chosen[-1], (rule, len(chosen))
+    assert all(0 <= j < 4 for j in chosen)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_sm_ranks_a_vm_whose_free_capacity_holds_the_job_by_its_room_over_the_run(size: int) -> None:
+    # Interval rule. Slot 0 hosts 60 from 2000 (free 40, but nothing runs over [1000, 1100): room 100); slot 1 hosts
+    # 50 until 5000 (room 50). A job of r 30 over [1000, 1100): SM takes the least room, slot 1's 50; read as its
+    # free capacity, slot 0's 40 would win. LM takes slot 0 (100).
+    f = interval_fleet([((2000.0, 5000.0, 60.0),), ((900.0, 5000.0, 50.0),)], size)
+    check(plan("FCFS-SM", batch((1000.0, 100.0, 30.0)), f), size, [0], [1], [])
+    check(plan("FCFS-LM", batch((1000.0, 100.0, 30.0)), f), size, [0], [0], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_job_of_the_call_ending_at_the_latest_start_the_call_asks_about_leaves_room_then(size: int) -> None:
+    # Interval rule, now 1000, boot 100. Slot 0 hosts 40 until 5000: room 60. Job 0 (arrives 1000, r 60, 100 s) fills
+    # it over [1000, 1100); job 1 (arrives 1100, r 60) starts exactly as job 0 leaves -> slot 0 again.
+    f = interval_fleet([((900.0, 5000.0, 40.0),)], size)
+    check(plan("FCFS-CFH", batch((1000.0, 100.0, 60.0), (1100.0, 100.0, 60.0)), f), size, [0, 1], [0, 0], [])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_room_over_a_run_is_never_kept_as_the_free_capacity_of_the_next_job(size: int) -> None:
+    # Interval rule. Slot 0 hosts 60 from 2000: free 40, room over [1000, 1100) 100. Job A (r 50, [1000, 1100)) ->
+    # slot 0 (free now -10). Job B (r 50, [1000, 2500)) meets A at 1000 and the hosted job from 2000: peak 60, room
+    # 40 -> new VM N0. Had A's room (100) become slot 0's free capacity, B would have fitted it unread.
+    f = interval_fleet([((2000.0, 5000.0, 60.0),)], size)
+    b = batch((1000.0, 100.0, 50.0), (1000.0, 1500.0, 50.0))
+    check(plan("FCFS-CFH", b, f), size, [0, 1], [0, "N0"], [0])
