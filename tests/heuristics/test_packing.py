@@ -644,3 +644,13 @@ def test_the_room_over_a_run_is_never_kept_as_the_free_capacity_of_the_next_job(
     f = interval_fleet([((2000.0, 5000.0, 60.0),)], size)
     b = batch((1000.0, 100.0, 50.0), (1000.0, 1500.0, 50.0))
     check(plan("FCFS-CFH", b, f), size, [0, 1], [0, "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_vm_opened_after_the_fleets_bounds_were_read_is_looked_at_like_the_others(size: int) -> None:
+    # Interval rule. Slot 0 is full until 5000: job A (r 60, [1000, 1050)) reads the fleet's bounds, finds no room
+    # and opens N0 (ready 1100: A runs [1100, 1150)). Job B (r 60, arrives 1200) finds N0's free capacity short (40)
+    # but A has left by then: N0's room is 100 -> N0, no second VM.
+    f = interval_fleet([((900.0, 5000.0, 100.0),)], size)
+    b = batch((1000.0, 50.0, 60.0), (1200.0, 100.0, 60.0))
+    check(plan("FCFS-CFH", b, f), size, [0, 1], ["N0", "N0"], [0])
