@@ -5,11 +5,13 @@ The same choices as the model (tested over all 66 heuristics on real traces), fr
 * **Room from the jobs that leave.** Where every job on a VM starts by the new job's start ``s``
   (a VM's latest start ``start_max <= s``, as it is for every VM when jobs are placed in order of
   arrival), the load over the run falls from ``s`` on, so the peak is the load at ``s``: the room
-  is the free capacity plus the requirements of the jobs that end by ``s``. Only the jobs ending
-  before the last ``s`` a call can ask about are read (once a call), most VMs
-  have none, and the peak is swept (:func:`heuristics.occupancy.peaks`) only for a VM with a job
-  starting after ``s``. A rule that does not rank by room needs the room only of a VM whose free
-  capacity does not already hold the job (the room is never below it).
+  is the free capacity plus the requirements of the jobs that end by ``s``. Over arrays, the jobs
+  ending before the last ``s`` a call can ask about are read once a call (a VM's earliest end says
+  which rows hold one; most have none); over lists, a VM's row is read when its earliest end is by
+  ``s``. The peak is swept only for a VM with a job starting after ``s``. A rule that does not
+  rank by room needs the room only of a VM whose free capacity does not already hold the job (the
+  room is never below it). Both rest on what every fleet of a run holds: each VM was started by
+  ``now`` (so it is ready by ``now + boot_time``), and its jobs start at or after it is ready.
 * **Lists for small fleets, arrays for large ones.** A fleet of at most :data:`SMALL_FLEET` slots
   (a sparse trace's: a few VMs, a job or two a tick) is packed over Python lists, where a NumPy
   call would cost more than the work it does; larger fleets over arrays.

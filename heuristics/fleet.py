@@ -63,6 +63,8 @@ class Fleet:
     capacity per dollar (the Cost-Efficient VM-type rule takes the first that holds the job).
     ``rate`` is what one more billing unit of each VM costs ($): its price, or 0 for a reservation
     billed every hour whether it runs or not (a heavy reserved instance).
+    Every VM was started by ``now`` (it is ready by ``now + boot_time``) and its jobs start at or
+    after it is ready; requirements and capacities are whole numbers (checked where they enter).
     ``occupancy`` is the VMs' hosted jobs as intervals under the interval capacity rule
     (:mod:`heuristics.occupancy`), ``None`` under the tick rule, where a VM has room for a job when
     its ``free`` capacity holds it. A slot holds a VM when its ``vm_type`` is not negative (under the
