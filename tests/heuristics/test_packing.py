@@ -654,3 +654,15 @@ def test_a_vm_opened_after_the_fleets_bounds_were_read_is_looked_at_like_the_oth
     f = interval_fleet([((900.0, 5000.0, 100.0),)], size)
     b = batch((1000.0, 50.0, 60.0), (1200.0, 100.0, 60.0))
     check(plan("FCFS-CFH", b, f), size, [0, 1], ["N0", "N0"], [0])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_vms_with_later_jobs_of_unequal_number_are_each_ranked_by_their_own_peak(size: int) -> None:
+    # Interval rule. Slot 0 hosts 60 from 2000; slot 1 hosts 30 from 2000 and 30 from 2500: both have jobs starting
+    # after the run's start, so both rooms are peaks over their own rows (one entry and two). A job of r 30 over
+    # [1000, 3000): slot 0's peak 60 (room 40), slot 1's 60 (room 40): SM ties to slot 0. Over [1000, 2400): slot 1's
+    # peak is 30 (room 70), so LM takes slot 1 and SM slot 0.
+    f = interval_fleet([((2000.0, 5000.0, 60.0),), ((2000.0, 5000.0, 30.0), (2500.0, 5000.0, 30.0))], size)
+    check(plan("FCFS-SM", batch((1000.0, 2000.0, 30.0)), f), size, [0], [0], [])
+    check(plan("FCFS-LM", batch((1000.0, 1400.0, 30.0)), f), size, [0], [1], [])
+    check(plan("FCFS-SM", batch((1000.0, 1400.0, 30.0)), f), size, [0], [0], [])
