@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,3 +115,123 @@ def test_a_view_of_part_of_a_column_is_refused() -> None:
     m.view = np.frombuffer(m.column, dtype=np.float64, count=1)
     with pytest.raises(TypeError, match=r"part of an array\.array column"):
         copy_state(m)
+
+
+# --- the containers' rules, one by one -------------------------------------------------------------------------------
+
+class Holder:
+    """One attribute, ``value``, copied by the rule of its kind."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def copied(value: Any) -> Any:
+    return copy_state(Holder(value)).value
+
+
+@pytest.mark.parametrize("kind", [list, deque])
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_list_or_deque_of_lists_copies_its_lists_found_at_either_end(kind: type, where: str) -> None:
+    outer = kind([[1], 7, 8]) if where == "first" else kind([7, 8, [3]])
+    twin = copied(outer)
+    assert type(twin) is kind and list(twin) == list(outer) and twin is not outer
+    nested = [k for k, v in enumerate(outer) if isinstance(v, list)]
+    for k in nested:
+        assert twin[k] == outer[k] and twin[k] is not outer[k]  # a new inner list, the same numbers
+        twin[k].append(9)
+        assert outer[k][-1] != 9
+    shared = [k for k, v in enumerate(outer) if not isinstance(v, list)]
+    for k in shared:
+        assert twin[k] is outer[k]
+
+
+@pytest.mark.parametrize("kind", [list, deque])
+def test_a_flat_list_or_deque_is_copied_whole_and_keeps_its_elements(kind: type) -> None:
+    pairs = kind([(0, 1.0), (1, 2.0)])
+    twin = copied(pairs)
+    assert type(twin) is kind and list(twin) == list(pairs) and twin is not pairs
+    assert all(a is b for a, b in zip(twin, pairs, strict=True))
+    twin.append((2, 3.0))
+    assert len(pairs) == 2
+    assert copied(kind()) == kind() and copied(kind()) is not None
+
+
+def test_a_deque_keeps_its_maximum_length_when_its_elements_are_copied() -> None:
+    ring = deque([[1], [2]], maxlen=2)
+    twin = copied(ring)
+    assert twin.maxlen == 2 and list(twin) == [[1], [2]] and twin[0] is not ring[0]
+    twin.append([3])
+    assert list(ring) == [[1], [2]] and list(twin) == [[2], [3]]
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_dict_of_lists_copies_the_lists_found_at_either_end_of_its_values(where: str) -> None:
+    queues = {0: [1, 2], 1: 5, 2: 6} if where == "first" else {0: 5, 1: 6, 2: [3]}
+    twin = copied(queues)
+    assert twin == queues and twin is not queues
+    for k, v in queues.items():
+        if isinstance(v, list):
+            assert twin[k] is not v
+            twin[k].append(9)
+            assert v[-1] != 9
+        else:
+            assert twin[k] is v
+    assert copied({}) == {}
+
+
+def test_an_element_reached_twice_is_copied_once() -> None:
+    shared = [1, 2]
+    twin = copied([shared, shared])
+    assert twin[0] is twin[1] and twin[0] is not shared
+
+
+def test_a_tuple_is_kept_unless_an_element_had_to_be_copied() -> None:
+    flat = (1, "a", 2.0)
+    assert copied(flat) is flat
+    column = array("d", [1.0, 2.0])
+    pair = (column, 3)
+    twin = copied(pair)
+    assert twin is not pair and twin[0] is not column and twin[0] == column and twin[1] == 3
+
+
+def test_a_view_of_part_of_a_column_is_refused_and_a_read_only_array_is_shared() -> None:
+    column = array("d", [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"part of an array\.array column"):
+        copied(np.frombuffer(column, dtype=np.float64, count=2))
+    whole = copied(np.frombuffer(column, dtype=np.float64))
+    assert whole.tolist() == [1.0, 2.0, 3.0] and isinstance(whole.base, memoryview)
+    assert whole.base.obj is not column
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    assert copied(frozen) is frozen
+    plain = np.arange(3.0)
+    assert copied(plain) is not plain and copied(plain).tolist() == [0.0, 1.0, 2.0]
+
+
+class NeedsAnArgument:
+    def __init__(self) -> None:
+        self.n = 1
+
+    def copy(self, deep: bool) -> NeedsAnArgument:  # not a copy() the helper can call
+        raise AssertionError("not to be called")
+
+
+class CopiesItself:
+    calls = 0
+
+    def copy(self, deep: bool = True) -> CopiesItself:
+        CopiesItself.calls += 1
+        return CopiesItself()
+
+
+def test_an_objects_own_copy_is_used_only_when_it_takes_no_argument() -> None:
+    twin = copied(NeedsAnArgument())
+    assert isinstance(twin, NeedsAnArgument) and twin.n == 1  # copied attribute by attribute instead
+    before = CopiesItself.calls
+    assert isinstance(copied(CopiesItself()), CopiesItself) and CopiesItself.calls == before + 1
+
+
+def test_what_cannot_be_copied_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="cannot copy a generator"):
+        copied(x for x in range(3))
