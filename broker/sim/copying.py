@@ -48,9 +48,11 @@ T = TypeVar("T")
 Memo = dict[int, Any]
 Rule = Callable[[Any, Memo], Any]
 
-#: Classes whose values are shared as they are: immutable, or code (the classes found so by the rules join).
-_KEPT: set[type] = {int, float, bool, str, bytes, complex, type(None), range, frozenset, type, types.FunctionType,
-                    types.BuiltinFunctionType}
+#: Classes whose values are shared as they are: immutable, or code.
+_ALWAYS_KEPT = frozenset({int, float, bool, str, bytes, complex, type(None), range, frozenset, type, types.FunctionType,
+                          types.BuiltinFunctionType})
+#: Those and the classes the rules found so since (a cache, as :data:`_RULES` and :data:`_LAYOUTS` are).
+_KEPT: set[type] = set(_ALWAYS_KEPT)
 #: Element kinds a container's copy copies too (other elements are shared).
 _NESTED = frozenset({list, dict, set, deque, np.ndarray, array})
 #: An unset slot.

@@ -10,9 +10,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+from broker.sim import copying
 from broker.sim.copying import copy_state
 from broker.sim.kernel import Kernel, Ticker
 from broker.sim.recorder import MemoryRecorder
+
+
+@pytest.fixture(autouse=True)
+def rules_worked_out_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test works out the rules of its classes again: the caches a process keeps would hide them."""
+    monkeypatch.setattr(copying, "_RULES", {})
+    monkeypatch.setattr(copying, "_LAYOUTS", {})
+    monkeypatch.setattr(copying, "_KEPT", set(copying._ALWAYS_KEPT))
 
 
 @dataclass(frozen=True)
@@ -235,3 +244,48 @@ def test_an_objects_own_copy_is_used_only_when_it_takes_no_argument() -> None:
 def test_what_cannot_be_copied_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match="cannot copy a generator"):
         copied(x for x in range(3))
+
+
+@dataclass(frozen=True, slots=True)
+class Frozen:
+    tick: float
+
+
+class Slotted:
+    __slots__ = ("__weakref__", "items", "label")
+
+    def __init__(self) -> None:
+        self.items, self.label = [1, 2], "s"
+
+
+class Recorded(MemoryRecorder):
+    pass
+
+
+def test_frozen_records_enums_numpy_scalars_and_recorders_are_shared_and_their_class_remembered() -> None:
+    for value in (Frozen(1.0), Config(2.0), np.float64(3.0), np.int64(4), Recorded()):
+        assert copied(value) is value, type(value)
+    assert Frozen in copying._KEPT and Recorded in copying._KEPT
+
+
+def test_an_object_with_slots_is_copied_slot_by_slot_and_an_unset_slot_stays_unset() -> None:
+    thing = Slotted()
+    twin = copied(thing)
+    assert type(twin) is Slotted and twin.items == [1, 2] and twin.items is not thing.items and twin.label == "s"
+    del thing.label
+    again = copied(thing)
+    assert not hasattr(again, "label") and again.items == [1, 2]
+
+
+class Keeps:
+    _shared = ("table",)
+    __slots__ = ("mine", "table")
+
+    def __init__(self) -> None:
+        self.table, self.mine = [1, 2], [3]
+
+
+def test_a_name_listed_in_shared_is_shared_in_a_slot_as_in_a_dict() -> None:
+    thing = Keeps()
+    twin = copied(thing)
+    assert twin.table is thing.table and twin.mine is not thing.mine and twin.mine == [3]
