@@ -49,8 +49,8 @@ Memo = dict[int, Any]
 Rule = Callable[[Any, Memo], Any]
 
 #: Classes whose values are shared as they are: immutable, or code.
-_ALWAYS_KEPT = frozenset({int, float, bool, str, bytes, complex, type(None), range, frozenset, type, types.FunctionType,
-                          types.BuiltinFunctionType})
+_ALWAYS_KEPT: frozenset[type] = frozenset({int, float, bool, str, bytes, complex, type(None), range, frozenset, type,
+                                           types.FunctionType, types.BuiltinFunctionType})
 #: Those and the classes the rules found so since (a cache, as :data:`_RULES` and :data:`_LAYOUTS` are).
 _KEPT: set[type] = set(_ALWAYS_KEPT)
 #: Element kinds a container's copy copies too (other elements are shared).
