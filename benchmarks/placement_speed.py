@@ -73,12 +73,21 @@ def best(repeat: int, sides: list[Callable[[], tuple[float, float]]]) -> list[tu
     return [min(r) for r in runs]
 
 
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=_at_least_one, default=2)
     parser.add_argument("--only", default="trio,sdsc,lcg")
     args = parser.parse_args()
     only, rows = set(args.only.split(",")), {}
+    if not only <= {"trio", "sdsc", "lcg"}:
+        parser.error(f"--only takes trio, sdsc and lcg, got {args.only!r}")
     if "trio" in only:
         jobs = jobs_of("LCG-2005-1", "heterogeneous")
         (tick_s, tick_cost), (interval_s, interval_cost) = best(

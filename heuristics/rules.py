@@ -148,40 +148,33 @@ class _AtRandom(Ranking):
         return int(fits[rng.integers(len(fits))]) if len(fits) else -1
 
 
-class _ByKey(Ranking):
-    """A ranking by a key per slot, lowest first: read from the fleet only when a choice needs it."""
+class _ByRollover(Ranking):
+    """By the time left until a VM's billing unit rolls over (signed), lowest first; read when a choice needs it."""
 
-    def __init__(self, fleet: Fleet, m: int) -> None:
+    def __init__(self, fleet: Fleet, m: int, sign: float) -> None:
         super().__init__(fleet, m)
+        self.sign = sign
         self._keys: list[float] | None = None
         self._array: np.ndarray | None = None
 
-    @abstractmethod
-    def fleet_keys(self) -> np.ndarray:
-        """The keys of the fleet's slots."""
-
-    @abstractmethod
-    def new_key(self) -> float:
-        """The key of a VM the call opens."""
-
     def keys(self) -> list[float]:
-        """Every slot's key (the fleet's, then those opened)."""
+        """Every slot's key (the fleet's, then those opened: a full unit to go)."""
         if self._keys is None:
-            self._keys = self.fleet_keys().tolist()
-            self._keys.extend([self.new_key()] * self.new)
+            self._keys = (self.sign * self.fleet.rollover).tolist()
+            self._keys.extend([self.sign * self.fleet.new_rollover] * self.new)
         return self._keys
 
     def key_array(self) -> np.ndarray:
         """:meth:`keys` over the ``n + m`` slots of the call (the unopened ones' as if opened)."""
         if self._array is None:  # a VM the call opens keeps the key it opened with
-            self._array = np.full(self.n + self.m, self.new_key())
-            self._array[:self.n] = self.fleet_keys()
+            self._array = np.full(self.n + self.m, self.sign * self.fleet.new_rollover)
+            self._array[:self.n] = self.sign * self.fleet.rollover
         return self._array
 
     def opened(self) -> None:
         super().opened()
         if self._keys is not None:
-            self._keys.append(self.new_key())
+            self._keys.append(self.sign * self.fleet.new_rollover)
 
     def choose(self, fits: Fits, rng: np.random.Generator) -> int:
         if len(fits) < 2:
@@ -196,18 +189,6 @@ class _ByKey(Ranking):
         masked = np.where(room >= need, self.key_array(), np.inf)
         j = int(masked.argmin())
         return j if masked[j] != np.inf else -1
-
-
-class _ByRollover(_ByKey):
-    def __init__(self, fleet: Fleet, m: int, sign: float) -> None:
-        super().__init__(fleet, m)
-        self.sign = sign
-
-    def fleet_keys(self) -> np.ndarray:
-        return self.sign * self.fleet.rollover
-
-    def new_key(self) -> float:
-        return self.sign * self.fleet.new_rollover
 
 
 class _ByStatistic(Ranking):
