@@ -23,6 +23,7 @@ last bit.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 import numpy as np
 
@@ -123,12 +124,12 @@ def _over_lists(batch: Batch, fleet: Fleet, order: np.ndarray, vm_rule: VmRule, 
     free, ready = fleet.free.tolist(), fleet.ready_at.tolist()
     slots = [j for j, t in enumerate(fleet.vm_type.tolist()) if t >= 0]
     every = vm_rule.ranks_by_room  # SM and LM rank by the room itself: every VM's is needed, not only a full one's
+    r, arrival, runtime = batch.r.tolist(), batch.arrival.tolist(), batch.runtime.tolist()
     space = _ListRoom(fleet) if fleet.occupancy is not None else None
     dep_min: list[float] = []  # the space's, once read
     start_max: list[float] = []
     targets: list[int] = []
     new_types: list[int] = []
-    r, arrival, runtime = batch.r.tolist(), batch.arrival.tolist(), batch.runtime.tolist()
     for i in order.tolist():
         need, arrived = r[i], arrival[i]
         a = now if now > arrived else arrived  # max(arrival, now), as max() picks among equals
@@ -226,8 +227,11 @@ class _ArrayRoom:
     """The interval rule during a call over arrays: every slot's room over a job's run (module docstring).
 
     Slots ``[0, n)`` are the fleet's VMs, ``[n, n + m)`` the VMs the call may open; a slot without
-    a VM has no room (``-inf``). The jobs ending by the horizon (the fleet's and the call's) are kept
-    as arrays, each with its slot.
+    a VM has no room (``-inf``). A slot's room at a run's start is its free capacity plus what the
+    jobs that have ended by then hold: those that end by the job's hand-over ``a``, or by the time
+    their VM is ready (whenever the job comes). They are kept in that order (the latter first), the
+    room for the last ``a`` asked about with them: a later ``a`` adds the jobs ending in between
+    (jobs placed in arrival order ask in order), an earlier one counts again.
     """
 
     def __init__(self, fleet: Fleet, m: int, ready: np.ndarray, horizon: float) -> None:
@@ -239,15 +243,20 @@ class _ArrayRoom:
         self.free = np.full(n + m, -np.inf)  # a slot without a VM has no room, whatever its row holds
         np.copyto(self.free[:n], fleet.free, where=self.alive)
         self.new: dict[int, float] = {}  # the capacity of each VM the call opened, by slot
-        self.latest = float(occ.start_max.max()) if n else -math.inf  # the latest start of any job
+        self.latest = occ.latest_start()  # the latest start of any job
         self._start_max: np.ndarray | None = None  # each slot's, once a job may start after a run does
-        rows = ((occ.dep_min <= horizon) & self.alive).nonzero()[0]
-        self.slot, self.end, self.r = rows, occ.dep_min[rows], occ.dep_min[rows]  # (none when no row)
-        if len(rows):
-            ends = occ.end[rows]
-            held, col = (ends <= horizon).nonzero()
-            self.slot, self.end, self.r = rows[held], ends[held, col], occ.r[rows[held], col]
-        self.by_ready = self.end <= ready[self.slot]  # ended by the time the VM is ready, whenever the job comes
+        slot, end, r = occ.ending_by(horizon)  # by end
+        if len(end):
+            by_ready = end <= ready[slot]
+            if by_ready.any():  # ended whenever the job comes: counted from the first a on
+                order = np.argsort(~by_ready, kind="stable")
+                slot, end, r = slot[order], np.where(by_ready, -np.inf, end)[order], r[order]
+        # the jobs ending by the horizon (the fleet's and the call's), by when they count as ended
+        self.slot, self.when, self.r = slot.tolist(), end.tolist(), r.tolist()
+        self.at, self.counted = -math.inf, 0  # the last a asked about; the jobs ended by it, counted in room
+        self.room = self.free.copy()
+        if self.when:
+            self._ended_by(-math.inf)  # those ended by their VM's readiness
         self.placed: dict[int, list[Interval]] = {}
 
     def start_max(self) -> np.ndarray:
@@ -262,19 +271,36 @@ class _ArrayRoom:
 
     def opened(self, j: int, capacity: float) -> None:
         """A new VM of ``capacity`` was started in slot ``j``."""
-        self.new[j] = self.free[j] = capacity
+        self.new[j] = self.free[j] = self.room[j] = capacity
 
     def add(self, j: int, start: float, end: float, r: float) -> None:
         """A job holding ``r`` over ``[start, end)`` was put on slot ``j``."""
         self.free[j] -= r
+        self.room[j] -= r
         self.placed.setdefault(j, []).append((start, end, r))
         if self._start_max is not None and start > self._start_max[j]:
             self._start_max[j] = start
         if start > self.latest:
             self.latest = start
         if end <= self.horizon:
-            self.slot, self.end, self.r = np.append(self.slot, j), np.append(self.end, end), np.append(self.r, r)
-            self.by_ready = np.append(self.by_ready, end <= self.ready[j])
+            when = -math.inf if end <= self.ready[j] else end
+            q = bisect_right(self.when, when)
+            self.slot.insert(q, j), self.when.insert(q, when), self.r.insert(q, r)
+            if when <= self.at:  # ended by the last a: counted there
+                self.room[j] += r
+                self.counted += 1
+
+    def _ended_by(self, a: float) -> np.ndarray:
+        """Every slot's room at ``max(a, ready)`` while no job starts after it."""
+        k = bisect_right(self.when, a)
+        lo = self.counted
+        if k < lo:  # an earlier a than the last: count again
+            self.room, lo = self.free.copy(), 0
+        room, slot, r = self.room, self.slot, self.r
+        for p in range(lo, k):
+            room[slot[p]] += r[p]
+        self.at, self.counted = a, k
+        return room
 
     def over(self, a: float, runtime: float, *, need: float | None = None) -> np.ndarray:
         """Every slot's room for a job handed over at ``a`` running ``runtime`` s (read only).
@@ -282,11 +308,7 @@ class _ArrayRoom:
         With ``need``, a slot whose free capacity already holds it may show no more than that
         (enough to tell whether the job fits, not to rank by room).
         """
-        room = self.free
-        if len(self.end):
-            ended = (self.end <= a) | self.by_ready  # by the run's start, max(a, ready)
-            if np.count_nonzero(ended):
-                room = room + np.bincount(self.slot[ended], weights=self.r[ended], minlength=len(room))
+        room = self._ended_by(a)
         if self.latest > a:  # a job may start after the run does (the run starts at a or later)
             s = np.maximum(self.ready, a)
             late = self.start_max() > s
@@ -294,7 +316,7 @@ class _ArrayRoom:
                 late &= self.free < need
             rows = np.flatnonzero(late)
             if len(rows):
-                room = room.copy() if room is self.free else room
+                room = room.copy()
                 room[rows] = self._capacity(rows) - peaks(*self._rows(rows), s[rows], s[rows] + runtime)
         return room
 

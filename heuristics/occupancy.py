@@ -19,8 +19,9 @@ built), so every sum of them here is exact in any order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -82,6 +83,10 @@ class Occupancy:
     inside a window); ``dep_min`` and ``start_max`` are each row's earliest end (``inf`` for an
     empty row) and latest start (``-inf``). Read only: the engine hands out read-only views, valid
     for the decision they are given to.
+
+    :meth:`ending_by` and :meth:`latest_start` are kept once asked for, so that every member of a
+    portfolio reads them at the cost of one; the engine calls :meth:`forget` when the arrays change
+    under the views (each time it hands a fleet out).
     """
 
     start: np.ndarray
@@ -89,6 +94,9 @@ class Occupancy:
     r: np.ndarray
     dep_min: np.ndarray
     start_max: np.ndarray
+    _ending: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _latest: list[float] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, rows: Sequence[Sequence[Interval]], width: int | None = None) -> Occupancy:
@@ -99,6 +107,30 @@ class Occupancy:
             for p, (a, b, x) in enumerate(row):
                 start[j, p], end[j, p], r[j, p] = a, b, x
         return cls(start, end, r, end.min(axis=1), start.max(axis=1))
+
+    def ending_by(self, horizon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The slot, end and requirement of every hosted job that ends by ``horizon``, by end (read only)."""
+        kept = self._ending.get(horizon)
+        if kept is None:
+            rows = (self.dep_min <= horizon).nonzero()[0]  # the rows holding one (most hold none)
+            held, col = (self.end[rows] <= horizon).nonzero()
+            slots = rows[held]
+            end = self.end[slots, col]
+            order = np.argsort(end, kind="stable")
+            kept = self._ending[horizon] = (_read_only(slots[order]), _read_only(end[order]),
+                                            _read_only(self.r[slots, col][order]))
+        return kept
+
+    def latest_start(self) -> float:
+        """The latest start of any hosted job (``-inf`` for none)."""
+        if not self._latest:
+            self._latest.append(float(self.start_max.max()) if len(self.start_max) else -math.inf)
+        return self._latest[0]
+
+    def forget(self) -> None:
+        """Drop what :meth:`ending_by` and :meth:`latest_start` kept: the arrays changed."""
+        self._ending.clear()
+        self._latest.clear()
 
     def hosted(self, slot: int) -> list[Interval]:
         """The intervals of the jobs on ``slot``."""
@@ -130,3 +162,8 @@ class Occupancy:
         np.maximum.at(start_max, slots, start)
         start_, end_, r_ = (np.hstack((old, new)) for old, new in zip(grown, added, strict=True))
         return Occupancy(start_, end_, r_, dep_min, start_max)
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    values.flags.writeable = False
+    return values

@@ -13,7 +13,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from heuristics.occupancy import Interval, Occupancy
+from heuristics.occupancy import Interval, Occupancy, peak
 
 #: The arrays of an :class:`IntervalTable`.
 _TABLE_ARRAYS = ("start", "end", "r", "dep_min", "start_max")
@@ -134,6 +134,17 @@ class IntervalTable:
     def width(self) -> int:
         """Entries per row."""
         return self._width
+
+    def peak(self, slot: int, s: float, e: float) -> float:
+        """:func:`heuristics.occupancy.peak` of the jobs on ``slot`` over ``[s, e)``.
+
+        When no job on the slot starts after ``s`` (the usual case: jobs are placed in order of
+        arrival) the load only falls from ``s`` on, so the peak is the load at ``s``.
+        """
+        row = self._rows[slot].values()
+        if self._cols[4][slot] > s:
+            return peak(row, s, e)
+        return sum([r for a, b, r in row if b > s])  # every job starts by s
 
     def entries(self, slot: int) -> list[Interval]:
         """The intervals on ``slot``, in no set order."""

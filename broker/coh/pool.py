@@ -274,6 +274,8 @@ class Pool:
         key = (self.n_slots, self.size, self.table.width if self.table is not None else 0)
         live = self._live
         fleet = live[1] if live is not None and live[0] == key else self._snapshot(now, key)
+        if fleet.occupancy is not None:
+            fleet.occupancy.forget()  # the table changed since the last decision
         billing = self.billing
         fleet.now, fleet.new_rollover = now, billing.time_to_rollover(billing.anchor(now), now)
         return fleet

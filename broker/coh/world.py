@@ -42,7 +42,6 @@ from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
 from broker.sim.world import World
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import room
 from workloads.errors import ConfigError
 from workloads.jobs import JobTable
 
@@ -284,7 +283,7 @@ class CohWorld(World[Decision, Plan | None, RunRecord]):
         t = self.pool.table
         if t is None:
             return False
-        return room(float(self.pool.capacity[slot]), t.entries(slot), start, end) >= -1e-9
+        return self.pool.col.capacity[slot] - t.peak(slot, start, end) >= -1e-9
 
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
         option, rate = self.reservations.acquire(vm_type, heavy=heavy)

@@ -120,3 +120,24 @@ def test_with_jobs_keeps_the_call_order_of_many_jobs_on_one_slot() -> None:
     occ = base.with_jobs(slots, np.zeros(20), np.full(20, 10.0), np.arange(1.0, 21.0), 2)
     assert occ.r[0, 1:].tolist() == [2.0 * k for k in range(1, 11)]
     assert occ.r[1, 1:].tolist() == [2.0 * k - 1 for k in range(1, 11)]
+
+
+def test_the_jobs_ending_by_a_horizon_come_by_end_with_their_slot_the_horizon_itself_included() -> None:
+    occ = Occupancy.of([[(0.0, 50.0, 2.0), (0.0, 30.0, 1.0)], [], [(5.0, 40.0, 4.0), (5.0, 41.0, 8.0)]])
+    slot, end, r = occ.ending_by(40.0)
+    assert slot.tolist() == [0, 2] and end.tolist() == [30.0, 40.0] and r.tolist() == [1.0, 4.0]
+    assert not (slot.flags.writeable or end.flags.writeable or r.flags.writeable)
+    assert [a.tolist() for a in occ.ending_by(29.0)] == [[], [], []]
+    assert occ.latest_start() == 5.0 and Occupancy.of([[]]).latest_start() == -np.inf
+    assert Occupancy.of([]).latest_start() == -np.inf
+
+
+def test_what_an_occupancy_kept_is_dropped_when_it_forgets() -> None:
+    start, end, r = np.array([[0.0]]), np.array([[30.0]]), np.array([[1.0]])
+    occ = Occupancy(start, end, r, end.min(axis=1), start.max(axis=1))
+    assert occ.ending_by(40.0)[1].tolist() == [30.0]
+    end[0, 0] = 45.0  # the arrays change under the views, as the engine's do between decisions
+    occ.dep_min[0] = 45.0
+    assert occ.ending_by(40.0)[1].tolist() == [30.0]  # kept for the decision
+    occ.forget()
+    assert occ.ending_by(40.0)[1].tolist() == []

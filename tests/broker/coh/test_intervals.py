@@ -92,3 +92,33 @@ def test_the_snapshot_is_read_only_and_sees_the_tables_later_writes() -> None:
             values[0] = 5.0
     table.add(1, 2, 3.0, 4.0, 2.0)
     assert occ.hosted(1) == [(3.0, 4.0, 2.0)] and occ.dep_min.tolist() == [10.0, 4.0]
+
+
+def test_a_slots_peak_is_the_models_with_or_without_a_job_starting_inside_the_window() -> None:
+    from heuristics.occupancy import peak
+
+    rng = np.random.default_rng(11)
+    table = IntervalTable(2)
+    hosted: dict[int, tuple[int, float, float, float]] = {}
+    for job in range(300):
+        slot, start = int(rng.integers(2)), float(rng.integers(0, 60))
+        hosted[job] = (slot, start, start + float(rng.integers(1, 40)), float(rng.integers(1, 9)))
+        table.add(slot, job, *hosted[job][1:])
+        if rng.random() < 0.3:
+            gone = int(rng.choice(list(hosted)))
+            table.remove(gone)
+            del hosted[gone]
+        s = float(rng.integers(0, 80))
+        for slot in range(2):
+            mine = [v[1:] for v in hosted.values() if v[0] == slot]
+            assert table.peak(slot, s, s + 10.0) == peak(mine, s, s + 10.0)
+
+
+def test_a_slots_peak_counts_a_job_that_starts_inside_the_window_and_not_one_that_ended_at_its_start() -> None:
+    table = IntervalTable(1)
+    table.add(0, 1, 0.0, 10.0, 4.0)   # ends at s = 10: does not count
+    table.add(0, 2, 5.0, 30.0, 3.0)   # held over the whole window
+    assert table.peak(0, 10.0, 20.0) == 3.0
+    table.add(0, 3, 15.0, 25.0, 2.0)  # starts inside [10, 20): the peak is at 15
+    assert table.peak(0, 10.0, 20.0) == 5.0
+    assert table.peak(0, 10.0, 15.0) == 3.0  # [10, 15) ends where job 3 starts

@@ -107,3 +107,17 @@ def test_a_vm_left_without_jobs_has_no_statistics_and_waits_for_no_refresh() -> 
     assert all(np.isnan(getattr(pool, name)[1]) for name in ("arr_min", "arr_max", "dep_min", "dep_max"))
     pool.add(1, job=2, r=10.0, arrival=7.0, departure=300.0, runtime=100.0)  # statistics from this job alone
     assert (pool.arr_min[1], pool.arr_sum[1], pool.dep_min[1], pool.dep_max[1]) == (7.0, 7.0, 300.0, 300.0)
+
+
+def test_what_the_occupancy_kept_for_one_decision_is_not_shown_at_the_next() -> None:
+    pool = _pool_of(2)
+    arrival, departure = [5.0, 50.0], [400.0, 900.0]
+    pool.add(0, job=0, r=30.0, arrival=5.0, departure=400.0, runtime=300.0)
+    occ = pool.fleet(200.0, stats=False, arrival=arrival, departure=departure).occupancy
+    assert occ is not None
+    assert [a.tolist() for a in occ.ending_by(500.0)] == [[0], [400.0], [30.0]] and occ.latest_start() == 100.0
+    pool.add(1, job=1, r=20.0, arrival=150.0, departure=450.0, runtime=300.0)  # the same live snapshot, changed
+    again = pool.fleet(210.0, stats=False, arrival=arrival, departure=departure).occupancy
+    assert again is occ  # handed out again: what it kept is dropped
+    assert [a.tolist() for a in again.ending_by(500.0)] == [[0, 1], [400.0, 450.0], [30.0, 20.0]]
+    assert again.latest_start() == 150.0
