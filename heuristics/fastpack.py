@@ -6,12 +6,14 @@ The same choices as the model (tested over all 66 heuristics on real traces), fr
   (a VM's latest start ``start_max <= s``, as it is for every VM when jobs are placed in order of
   arrival), the load over the run falls from ``s`` on, so the peak is the load at ``s``: the room
   is the free capacity plus the requirements of the jobs that end by ``s``. Over arrays, the jobs
-  ending before the last ``s`` a call can ask about are read once a call (a VM's earliest end says
-  which rows hold one; most have none); over lists, a VM's row is read when its earliest end is by
-  ``s``. The peak is swept only for a VM with a job starting after ``s``. A rule that does not
-  rank by room needs the room only of a VM whose free capacity does not already hold the job (the
-  room is never below it). Both rest on what every fleet of a run holds: each VM was started by
-  ``now`` (so it is ready by ``now + boot_time``), and its jobs start at or after it is ready.
+  ending by the last ``s`` a call can ask about are read once a decision (the fleet's occupancy
+  keeps them for every member of a portfolio) and counted by end as the call's arrivals advance;
+  over lists, a VM's row is read when its earliest end is by ``s``. The peak is swept only for a
+  VM with a job starting after ``s``. A rule that does not rank by room needs the room only of a VM
+  whose free capacity does not already hold the job (the room is never below it). Both rest on
+  what every fleet of a run holds: each VM was started by ``now`` (so it is ready by ``now +
+  boot_time``), and its jobs start at or after it is ready and run a positive time (a job table's
+  run times are positive), so a job ends after its VM is ready.
 * **Lists for small fleets, arrays for large ones.** A fleet of at most :data:`SMALL_FLEET` slots
   (a sparse trace's: a few VMs, a job or two a tick) is packed over Python lists, where a NumPy
   call would cost more than the work it does; larger fleets over arrays.
@@ -227,11 +229,11 @@ class _ArrayRoom:
     """The interval rule during a call over arrays: every slot's room over a job's run (module docstring).
 
     Slots ``[0, n)`` are the fleet's VMs, ``[n, n + m)`` the VMs the call may open; a slot without
-    a VM has no room (``-inf``). A slot's room at a run's start is its free capacity plus what the
-    jobs that have ended by then hold: those that end by the job's hand-over ``a``, or by the time
-    their VM is ready (whenever the job comes). They are kept in that order (the latter first), the
-    room for the last ``a`` asked about with them: a later ``a`` adds the jobs ending in between
-    (jobs placed in arrival order ask in order), an earlier one counts again.
+    a VM has no room (``-inf``). A slot's room at a run's start ``s = max(a, ready)`` is its free
+    capacity plus what the jobs that end by ``s`` hold. A job ends after its VM is ready (it starts
+    there, and runs), so the jobs ending by ``s`` are those ending by ``a``: they are kept by end with
+    the room for the last ``a`` asked about. A later ``a`` adds the jobs ending in between (jobs
+    placed in arrival order ask in order); an earlier one counts again.
     """
 
     def __init__(self, fleet: Fleet, m: int, ready: np.ndarray, horizon: float) -> None:
@@ -245,18 +247,10 @@ class _ArrayRoom:
         self.new: dict[int, float] = {}  # the capacity of each VM the call opened, by slot
         self.latest = occ.latest_start()  # the latest start of any job
         self._start_max: np.ndarray | None = None  # each slot's, once a job may start after a run does
-        slot, end, r = occ.ending_by(horizon)  # by end
-        if len(end):
-            by_ready = end <= ready[slot]
-            if by_ready.any():  # ended whenever the job comes: counted from the first a on
-                order = np.argsort(~by_ready, kind="stable")
-                slot, end, r = slot[order], np.where(by_ready, -np.inf, end)[order], r[order]
-        # the jobs ending by the horizon (the fleet's and the call's), by when they count as ended
-        self.slot, self.when, self.r = slot.tolist(), end.tolist(), r.tolist()
+        # the jobs ending by the horizon (the fleet's, by end, and the call's): their slots, ends, requirements
+        self.slot, self.end, self.r = (a.tolist() for a in occ.ending_by(horizon))
         self.at, self.counted = -math.inf, 0  # the last a asked about; the jobs ended by it, counted in room
         self.room = self.free.copy()
-        if self.when:
-            self._ended_by(-math.inf)  # those ended by their VM's readiness
         self.placed: dict[int, list[Interval]] = {}
 
     def start_max(self) -> np.ndarray:
@@ -282,17 +276,13 @@ class _ArrayRoom:
             self._start_max[j] = start
         if start > self.latest:
             self.latest = start
-        if end <= self.horizon:
-            when = -math.inf if end <= self.ready[j] else end
-            q = bisect_right(self.when, when)
-            self.slot.insert(q, j), self.when.insert(q, when), self.r.insert(q, r)
-            if when <= self.at:  # ended by the last a: counted there
-                self.room[j] += r
-                self.counted += 1
+        if end <= self.horizon:  # it ends after the a it was placed at: among those not counted yet
+            q = bisect_right(self.end, end)
+            self.slot.insert(q, j), self.end.insert(q, end), self.r.insert(q, r)
 
     def _ended_by(self, a: float) -> np.ndarray:
         """Every slot's room at ``max(a, ready)`` while no job starts after it."""
-        k = bisect_right(self.when, a)
+        k = bisect_right(self.end, a)
         lo = self.counted
         if k < lo:  # an earlier a than the last: count again
             self.room, lo = self.free.copy(), 0

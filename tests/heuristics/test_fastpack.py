@@ -5,6 +5,7 @@ capacity rules, with one job and many, on whole fleets and on fleets most jobs o
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ import pytest
 import heuristics.fastpack as fastpack
 from heuristics import packing
 from heuristics.fleet import Batch, Fleet, Plan
-from heuristics.occupancy import Occupancy
+from heuristics.occupancy import Occupancy, room
 from heuristics.registry import HEURISTICS
 from tests.broker.coh.ipp_cases import captured
 
@@ -103,3 +104,55 @@ def test_room_over_the_run_decides_a_fit_at_its_boundaries(rows: list[tuple[floa
         model = packing.pack(batch, fleet, heuristic.job_order, heuristic.vm_rule, rng=np.random.default_rng(0))
         assert_same(model, plan, name)
         assert (plan.targets.tolist() == [0]) == fits, name
+
+
+def random_fleet(rng: np.random.Generator, n: int, now: float = 1000.0) -> Fleet:
+    """A fleet as a run leaves it: VMs ready by ``now + 120`` (some still booting, some slots dead), each
+    hosting jobs that start once it is ready and end after ``now``, within its capacity at every instant;
+    many end within a call's horizon, some start after ``now`` (placed ahead of their arrival)."""
+    capacities = np.array([100.0, 400.0])
+    vm_type = rng.integers(0, 2, n)
+    vm_type[rng.random(n) < 0.2] = -1
+    ready = now + rng.choice([-3000.0, -500.0, 0.0, 60.0, 120.0], n)
+    rows: list[list[tuple[float, float, float]]] = []
+    for j in range(n):
+        row: list[tuple[float, float, float]] = []
+        for _ in range(int(rng.integers(0, 6)) if vm_type[j] >= 0 else 0):
+            start = max(float(ready[j]), now - float(rng.choice([2000.0, 100.0, 0.0])) + float(rng.integers(0, 140)))
+            end = max(start, now) + float(rng.choice([1.0, 30.0, 90.0, 135.0, 5000.0]))
+            job = (start, end, float(rng.integers(1, 11)) * 10.0)
+            if room(float(capacities[vm_type[j]]), row, start, end) >= job[2]:
+                row.append(job)
+        rows.append(row)
+    occ = Occupancy.of(rows)
+    cap = np.where(vm_type >= 0, capacities[np.maximum(vm_type, 0)], 0.0)
+    held = [[x for _, _, x in row] for row in rows]
+    starts, ends = [[a for a, _, _ in row] for row in rows], [[b for _, b, _ in row] for row in rows]
+    nan = math.nan
+    return Fleet(
+        now=now, boot_time=120.0, free=np.where(vm_type >= 0, cap - np.array([sum(h) for h in held]), -1.0),
+        capacity=cap, vm_type=vm_type, ready_at=ready, anchor=ready - 120.0 - rng.integers(0, 3600, n),
+        last_departure=np.array([max(e, default=float(ready[j])) for j, e in enumerate(ends)]),
+        n_jobs=np.array([len(h) for h in held]), arr_min=np.array([min(a, default=nan) for a in starts]),
+        arr_max=np.array([max(a, default=nan) for a in starts]), arr_sum=np.array([float(sum(a)) for a in starts]),
+        dep_min=np.array([min(e, default=nan) for e in ends]), dep_max=np.array([max(e, default=nan) for e in ends]),
+        btu=3600.0, new_rollover=3600.0, type_capacity=capacities, type_order=np.array([1, 0]),
+        rate=np.where(vm_type == 1, 0.26, 0.065), occupancy=occ)
+
+
+def random_batch(rng: np.random.Generator, m: int, now: float = 1000.0) -> Batch:
+    """Jobs arriving up to 130 s ahead, some of them over before later ones arrive."""
+    arrival = np.sort(now + rng.integers(-20, 131, m).astype(float))
+    return Batch(index=np.arange(m), arrival=arrival, runtime=rng.choice([1.0, 20.0, 60.0, 3000.0], m),
+                 r=rng.integers(1, 11, m) * 10.0, user=rng.integers(0, 3, m))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_engine_packs_as_the_model_on_fleets_whose_jobs_leave_during_the_call(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(seed)
+    fleet, batch = random_fleet(rng, int(rng.integers(2, 9))), random_batch(rng, int(rng.integers(1, 7)))
+    for name in HEURISTICS:
+        model, lists, arrays = plans(batch, fleet, name, monkeypatch)
+        assert_same(model, lists, name)
+        assert_same(model, arrays, name)
