@@ -249,7 +249,7 @@ class _ArrayRoom:
         self._start_max: np.ndarray | None = None  # each slot's, once a job may start after a run does
         # the jobs ending by the horizon (the fleet's, by end, and the call's): their slots, ends, requirements
         self.slot, self.end, self.r = (a.tolist() for a in occ.ending_by(horizon))
-        self.at, self.counted = -math.inf, 0  # the last a asked about; the jobs ended by it, counted in room
+        self.counted = 0  # the jobs ended by the last a asked about, counted in room
         self.room = self.free.copy()
         self.placed: dict[int, list[Interval]] = {}
 
@@ -289,7 +289,7 @@ class _ArrayRoom:
         room, slot, r = self.room, self.slot, self.r
         for p in range(lo, k):
             room[slot[p]] += r[p]
-        self.at, self.counted = a, k
+        self.counted = k
         return room
 
     def over(self, a: float, runtime: float, *, need: float | None = None) -> np.ndarray:
