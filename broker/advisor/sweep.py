@@ -158,15 +158,21 @@ def advise_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     protocol = Protocol(tune=int(config["tune"]), skip=int(config["skip"]), evaluate=int(config["evaluate"]),
                         count=str(config.get("count", "entries")))
     promises, label = bool(config["promises"]), str(config.get("label", "log"))
-    lenient = bool(config.get("lenient"))
-    frame = trace_frame(str(config["trace"]), None, lenient)
-    if promises or label == "replay":
-        frame = trace_frame(str(config["trace"]), int(protocol.rows(frame)[1][-1]) + 1, lenient)
+    trace, lenient = str(config["trace"]), bool(config.get("lenient"))
+    frame = trace_frame(trace, replayed_rows(protocol, trace, lenient) if promises or label == "replay" else None,
+                        lenient)
     result = evaluate(frame, [speed_of(s) for s in config["speeds"]], protocol=protocol, k=int(config["k"]),
                       width=float(config["width"]), cutoff=bool(config["cutoff"]), model=str(config["model"]),
                       promises=promises, weights=str(config["weights"]), label=label,
                       search_iterations=int(config.get("search_iterations", 20)), seed=seed)
     return result.to_dict()
+
+
+def replayed_rows(protocol: Protocol, trace: str, lenient: bool = False) -> int:
+    """The replayable jobs of ``trace`` up to the end of ``protocol``'s window (the rows the replay must give)."""
+    if protocol.count == "jobs":
+        return protocol.skip + protocol.evaluate
+    return int(protocol.rows(trace_features(trace, lenient)[0])[1][-1]) + 1
 
 
 def sweep_table(cells: Sequence[Cell], results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

@@ -152,8 +152,9 @@ def search(X: np.ndarray, y: np.ndarray, first: np.ndarray, queries: np.ndarray,
     x0 = None if start is None else np.clip(
         [*start.weights, start.k, np.log(start.width), np.log(most if start.memory is None else start.memory)],
         [b[0] for b in bounds], [b[1] for b in bounds])
-    found = differential_evolution(cost, bounds, seed=seed, maxiter=maxiter, popsize=popsize, polish=False,
-                                   tol=0.0, updating="deferred", x0=x0)
+    # one generator from the seed (a sweep cell's seed has 63 bits; a legacy seed must be below 2**32)
+    found = differential_evolution(cost, bounds, seed=np.random.default_rng(seed), maxiter=maxiter, popsize=popsize,
+                                   polish=False, tol=0.0, updating="deferred", x0=x0)
     w, k, width, memory = decode(found.x)
     return Tuned(w, k, width, float(found.fun), int(found.nfev), memory)
 
