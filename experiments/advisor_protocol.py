@@ -95,9 +95,13 @@ def rmse_table(tables: dict[str, pd.DataFrame], label: str) -> str:
             theirs = f"{paper:,.0f} (Table 6, correlation)"
         lines.append(f"| {short(trace)} | {int(off['jobs_to_cloud'] + off['jobs_local']):,} | "
                      f"{off['rmse_wait_s']:,.0f} | {on['rmse_wait_promises_alone_s']:,.0f} | "
-                     f"{on['rmse_wait_s']:,.0f} | "
-                     f"{on['rmse_wait_s'] / off['rmse_wait_s'] - 1:+.1%} | {theirs} |")
+                     f"{on['rmse_wait_s']:,.0f} | {_change(on['rmse_wait_s'], off['rmse_wait_s'])} | {theirs} |")
     return "\n".join(lines)
+
+
+def _change(new: float, old: float) -> str:
+    """``new`` against ``old`` in per cent; none when ``old`` is 0 (every wait 0: nothing to improve on)."""
+    return f"{new / old - 1:+.1%}" if old else "none (every wait 0)"
 
 
 def tuned_table(tables: dict[str, pd.DataFrame], tuned: dict[str, pd.DataFrame]) -> str:
