@@ -254,3 +254,21 @@ def test_a_memory_below_1_is_refused(memory) -> None:
     with pytest.raises(ConfigError, match="the knowledge base's size \\(memory\\) must be at least 1"):
         predict_as_submitted(LINE_ROWS, LINE_LABELS, np.arange(5) + 1, np.array([4]), n_neighbors=1, width=1.0,
                              memory=memory)
+
+
+def test_a_bounded_memory_searches_on_one_thread_of_each_pool(monkeypatch) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen: dict[str, set[int]] = {}
+    inner = online._predict_sliding
+
+    def spy(*args):
+        for pool in threadpool_info():
+            seen.setdefault(pool["user_api"], set()).add(pool["num_threads"])
+        return inner(*args)
+
+    monkeypatch.setattr(online, "_predict_sliding", spy)
+    with threadpool_limits(limits=2):
+        predict_as_submitted(LINE_ROWS, LINE_LABELS, np.arange(5) + 1, np.array([4]), n_neighbors=1, width=1.0,
+                             memory=2)
+    assert seen["openmp"] == {1} and seen["blas"] == {1}
