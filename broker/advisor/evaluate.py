@@ -164,7 +164,7 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     (the log's) or ``replay`` (the conservative replay's, the frame's
     :data:`broker.advisor.promises.REPLAY_WAIT`; the paper's Table 5): the RMSE, the cutoff, the saved
     time and the oracle are all on it. ``memory``: the k-NN's knowledge-base size ``s`` (None: every
-    known job). ``weights`` (k-NN): ``correlation``, or ``search`` (:func:`broker.advisor.tuning.tune`:
+    known job). ``weights`` (k-NN): ``correlation``, or ``search`` (:func:`broker.advisor.tuning.tune_knn`:
     the weights, ``k``, the width and ``s`` searched on the tuning entries and kept only if they beat
     the given ones on the entries held out of the search; ``search_iterations`` generations of
     differential evolution). ``seed`` seeds the search and the boosting. ``recorder`` hears the
@@ -175,6 +175,10 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     tune, window = protocol.rows(frame)
     frame = frame.iloc[:int(window[-1]) + 1]  # later rows are never asked for nor known to an asked row
     if label == "replay":
+        missing = np.isnan(frame[REPLAY_WAIT].to_numpy(dtype=np.float64))
+        if missing.any():  # a NaN label would make every figure NaN: refused, not dropped
+            raise ConfigError(f"the replay label needs the replay's wait of every row up to the window's end "
+                              f"(row {len(frame) - 1:,}); row {int(np.flatnonzero(missing)[0]):,} has none")
         frame = with_replay_label(frame)
     learner = _Learner(frame, tune, window, model, weights, (k, width, memory), seed, search_iterations)
     steps = _steps(recorder, len(learner.rows))

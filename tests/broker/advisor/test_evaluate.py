@@ -537,6 +537,13 @@ def test_the_replays_waits_are_learned_scored_and_saved_on() -> None:
     assert log.jobs["wait_pred_s"].tolist() == pytest.approx([50.0] * 6, rel=1e-12)
 
 
+def test_a_replay_wait_missing_before_the_windows_end_is_refused() -> None:
+    frame = _steady_frame().assign(replay_wait_s=[70.0] * 9 + [np.nan])  # the replay stopped one row short
+    with pytest.raises(ConfigError, match=r"up to the window's end \(row 9\); row 9 has none$"):
+        evaluate(frame, [LinearSpeed(0.0)], protocol=SMALL, label="replay")
+    evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(tune=4, skip=4, evaluate=5, count="jobs"), label="replay")
+
+
 def test_a_replay_wait_is_known_only_once_the_job_started_in_the_replay() -> None:
     # replay waits of 1,000 s: no job has started in the replay by the submission of any evaluated job (jobs are
     # 100 s apart, the last at 900 s), so nothing is known and every prediction is 0
