@@ -79,8 +79,10 @@ def test_with_promises_fills_the_first_rows_and_leaves_the_rest_nan() -> None:
 
     frame = pd.DataFrame({"job_id": [10, 11, 12], "x": [1, 2, 3]})
     got = with_promises(frame, _trace(HAND), 2, 2)
-    assert PROMISE == "promised_wait_s" and list(got.columns) == ["job_id", "x", "promised_wait_s"]
+    assert PROMISE == "promised_wait_s" and list(got.columns) == ["job_id", "x", "promised_wait_s", "replay_wait_s"]
     assert got[PROMISE].tolist()[:2] == [0.0, 90.0] and np.isnan(got[PROMISE].iloc[2])
+    # every job runs its request: the replay keeps its promises
+    assert got["replay_wait_s"].tolist()[:2] == [0.0, 90.0] and np.isnan(got["replay_wait_s"].iloc[2])
     assert got["x"].tolist() == [1, 2, 3] and PROMISE not in frame  # a new frame
     assert with_promises(frame, _trace(HAND), 2, 3)[PROMISE].tolist() == [0.0, 90.0, 130.0]
 
