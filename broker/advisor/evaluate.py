@@ -1,6 +1,7 @@
 """The advisor on a trace, with the paper's protocol: tune on 500 entries, skip the first 10k, evaluate 10k.
 
-The weights (by correlation) and the cutoff are fitted on the tuning entries, the 500 just before
+Entries are the SWF file's (the paper's count; :class:`Protocol` also counts replayable jobs). The
+weights (by correlation) and the cutoff are fitted on the tuning entries, the 500 just before
 the evaluated window; every job of the window is predicted from the labels known when it was
 submitted (:mod:`broker.advisor.online`). Jobs sent to the cloud stay in the log: the decision does
 not change later waits, as in the paper. Each speed scenario reports the jobs sent and kept and the
@@ -22,49 +23,84 @@ from broker.advisor.decide import Cutoff, LinearSpeed, TableSpeed, decide, oracl
 from broker.advisor.features import CATEGORIES, LABELS, NUMBERS
 from broker.advisor.knn import HeomEmbedding
 from broker.advisor.online import first_known, predict_as_submitted
-from broker.advisor.promises import PROMISE
-from broker.advisor.tuning import correlation_weights, search
+from broker.advisor.promises import PROMISE, REPLAY_WAIT, with_replay_label
+from broker.advisor.tuning import Setting, correlation_weights, tune_knn
 from broker.sim.recorder import Recorder
 from workloads.errors import ConfigError
 
 COLUMNS = (*CATEGORIES, *NUMBERS)
 MODELS = ("knn", "gbm")
 WEIGHTS = ("correlation", "search")
+#: What the protocol's windows count (:class:`Protocol`).
+COUNTS = ("entries", "jobs")
+#: The wait the model learns and is scored on: the log's, or the conservative replay's (:mod:`broker.advisor.promises`).
+LABELS_OF_WAIT = ("log", "replay")
 Speed = LinearSpeed | TableSpeed
 
 
 @dataclass(frozen=True, slots=True)
 class Protocol:
-    """Which entries tune, which are skipped, which are evaluated (counts of jobs in submission order)."""
+    """Which entries tune, which are skipped, which are evaluated.
+
+    ``count``: ``entries`` (the paper's "the first 10k entries of the logs": positions in the SWF
+    file, the entries a job view removes counted too, so a window holds the replayable jobs of its
+    entries) or ``jobs`` (positions among the replayable jobs in submission order).
+    """
 
     tune: int = 500
     skip: int = 10_000
     evaluate: int = 10_000
+    count: str = "entries"
 
     def __post_init__(self) -> None:
         if not (1 <= self.tune <= self.skip and self.evaluate >= 1):
             raise ConfigError(f"the protocol needs 1 <= tune <= skip and evaluate >= 1, got {self}")
+        if self.count not in COUNTS:
+            raise ConfigError(f"count must be one of {', '.join(COUNTS)}, got {self.count!r}")
 
     @classmethod
-    def fitting(cls, n: int) -> Protocol:
+    def fitting(cls, n: int, count: str = "entries") -> Protocol:
         """The paper's protocol (tune 500, skip 10,000, evaluate 10,000), or half and half on a shorter trace.
 
-        ``n`` replayable jobs, at least 2 (one to learn from, one to evaluate).
+        ``n`` entries (or replayable jobs, as ``count`` says), at least 2 (one to learn from, one to evaluate).
         """
         if n >= 20_000:
-            return cls()
+            return cls(count=count)
         if n < 2:
-            raise ConfigError(f"the trace has {n} replayable job(s); the advisor needs 2 (one learns, one is "
+            raise ConfigError(f"the trace has {n} {_unit(count)}; the advisor needs 2 (one learns, one is "
                               "evaluated)")
         skip = n // 2
-        return cls(tune=min(500, skip), skip=skip, evaluate=n - skip)
+        return cls(tune=min(500, skip), skip=skip, evaluate=n - skip, count=count)
 
     def windows(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """The tuning rows and the evaluated rows of an ``n``-job trace."""
+        """The tuning positions and the evaluated positions among ``n`` (entries or jobs, as counted)."""
         if n < self.skip + self.evaluate:
-            raise ConfigError(f"the trace has {n:,} replayable jobs; the protocol needs skip + evaluate = "
+            raise ConfigError(f"the trace has {n:,} {_unit(self.count)}; the protocol needs skip + evaluate = "
                               f"{self.skip + self.evaluate:,}")
         return np.arange(self.skip - self.tune, self.skip), np.arange(self.skip, self.skip + self.evaluate)
+
+    def rows(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """The frame's tuning rows and evaluated rows (ascending).
+
+        Counting entries needs the frame's ``entry`` column and ``attrs["entries"]``
+        (:func:`broker.advisor.features.submission_features`); each window must hold a replayable job.
+        """
+        if self.count == "jobs":
+            return self.windows(len(frame))
+        if "entry" not in frame or "entries" not in frame.attrs:
+            raise ConfigError("counting entries needs the frame's 'entry' column and attrs['entries'] "
+                              "(submission_features gives both); count jobs otherwise")
+        tune, window = self.windows(int(frame.attrs["entries"]))
+        entry = frame["entry"].to_numpy()
+        rows = [np.flatnonzero((entry >= part[0]) & (entry <= part[-1])) for part in (tune, window)]
+        for part, name in zip(rows, ("tuning entries", "evaluated entries"), strict=True):
+            if not len(part):
+                raise ConfigError(f"the {name} of the protocol ({self}) hold no replayable job")
+        return rows[0], rows[1]
+
+
+def _unit(count: str) -> str:
+    return "entries" if count == "entries" else "replayable jobs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,60 +152,85 @@ def _fields(s: Scenario) -> dict[str, Any]:
 
 
 def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol | None = None, k: int = 20,
-             width: float = 0.1, cutoff: bool = True, model: str = "knn", promises: bool = False,
-             weights: str = "correlation", search_iterations: int = 20, seed: int = 0,
-             recorder: Recorder | None = None) -> Evaluation:
+             width: float = 0.1, memory: int | None = None, cutoff: bool = True, model: str = "knn",
+             promises: bool = False, weights: str = "correlation", label: str = "log", search_iterations: int = 20,
+             seed: int = 0, recorder: Recorder | None = None) -> Evaluation:
     """Run the advisor over ``frame`` (:func:`broker.advisor.features.submission_features`) for each speed.
 
     ``model``: ``knn`` (the paper's estimator) or ``gbm`` (gradient boosting,
     :mod:`broker.advisor.boosting`, refitted every 500 queries). ``promises``: the frame's
     :data:`broker.advisor.promises.PROMISE` column joins the wait's features (:mod:`broker.advisor.promises`),
-    and the RMSE of the promises alone is reported. ``weights`` (k-NN): ``correlation``, or ``search``
-    (a seeded global search of the weights, ``k`` and the width on the tuning entries, which then
-    replace ``k`` and ``width``; ``search_iterations`` generations of differential evolution). ``seed``
-    seeds the search and the boosting. ``recorder`` hears the progress: the predictions made of
-    ``2 * (protocol.tune + protocol.evaluate)``, the wait's then the run time's.
+    and the RMSE of the promises alone is reported. ``label``: the wait learned and scored, ``log``
+    (the log's) or ``replay`` (the conservative replay's, the frame's
+    :data:`broker.advisor.promises.REPLAY_WAIT`; the paper's Table 5): the RMSE, the cutoff, the saved
+    time and the oracle are all on it. ``memory``: the k-NN's knowledge-base size ``s`` (None: every
+    known job). ``weights`` (k-NN): ``correlation``, or ``search`` (:func:`broker.advisor.tuning.tune_knn`:
+    the weights, ``k``, the width and ``s`` searched on the tuning entries and kept only if they beat
+    the given ones on the entries held out of the search; ``search_iterations`` generations of
+    differential evolution). ``seed`` seeds the search and the boosting. ``recorder`` hears the
+    progress: the predictions made of twice the tuning and evaluated rows, the wait's then the run time's.
     """
-    if not speeds:
-        raise ConfigError("evaluate needs at least one speed model")
-    if model not in MODELS:
-        raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
-    if weights not in WEIGHTS:
-        raise ConfigError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
-    if promises and PROMISE not in frame:
-        raise ConfigError(f"promises need the frame's {PROMISE!r} column (broker.advisor.promises.promised_waits)")
+    _check(frame, speeds, model=model, weights=weights, label=label, promises=promises, k=k, memory=memory)
     protocol = protocol or Protocol()
-    tune, window = protocol.windows(len(frame))
-    learner = _Learner(frame, protocol, model, weights, k, width, seed, search_iterations)
+    tune, window = protocol.rows(frame)
+    frame = frame.iloc[:int(window[-1]) + 1]  # later rows are never asked for nor known to an asked row
+    if label == "replay":
+        missing = np.isnan(frame[REPLAY_WAIT].to_numpy(dtype=np.float64))
+        if missing.any():  # a NaN label would make every figure NaN: refused, not dropped
+            raise ConfigError(f"the replay label needs the replay's wait of every row up to the window's end "
+                              f"(row {len(frame) - 1:,}); row {int(np.flatnonzero(missing)[0]):,} has none")
+        frame = with_replay_label(frame)
+    learner = _Learner(frame, tune, window, model, weights, (k, width, memory), seed, search_iterations)
     steps = _steps(recorder, len(learner.rows))
     predicted = {"wait_s": learner.predict("wait_s", promises, steps(0)),
                  "run_s": learner.predict("run_s", False, steps(1))}
     wait, run = frame["wait_s"].to_numpy(), frame["run_s"].to_numpy()
     procs = frame["requested_procs"].to_numpy()
+    at_tune, at_window = np.searchsorted(learner.rows, tune), np.searchsorted(learner.rows, window)
     (wait_p, wait_sd), (run_p, _) = predicted["wait_s"], predicted["run_s"]
-    n_tune = len(tune)
-    points = _tuning_points(speeds, procs[tune], wait[tune], run[tune], wait_p[:n_tune], run_p[:n_tune],
-                            wait_sd[:n_tune] ** 2)
+    points = _tuning_points(speeds, procs[tune], wait[tune], run[tune], wait_p[at_tune], run_p[at_tune],
+                            wait_sd[at_tune] ** 2)
     fitted, why = _fit_cutoff(points) if cutoff else (Cutoff(), "--no-cutoff")
     scenarios, table = [], frame.iloc[window][["job_id", "wait_s", "run_s"]].reset_index(drop=True)
-    table["wait_pred_s"], table["run_pred_s"] = wait_p[n_tune:], run_p[n_tune:]
-    table["wait_std_s"] = wait_sd[n_tune:]
+    table["wait_pred_s"], table["run_pred_s"] = wait_p[at_window], run_p[at_window]
+    table["wait_std_s"] = wait_sd[at_window]
     for speed in speeds:
-        outcome, choices = _scenario(speed, fitted, procs[window], wait[window], run[window], wait_p[n_tune:],
-                                     run_p[n_tune:], wait_sd[n_tune:] ** 2)
+        outcome, choices = _scenario(speed, fitted, procs[window], wait[window], run[window], wait_p[at_window],
+                                     run_p[at_window], wait_sd[at_window] ** 2)
         scenarios.append(outcome)
         table[f"cloud[{outcome.name}]"] = choices
-    rmse = {label: _rmse(predicted[label][0][n_tune:], frame[label].to_numpy()[window]) for label in LABELS}
+    rmse = {name: _rmse(predicted[name][0][at_window], frame[name].to_numpy()[window]) for name in LABELS}
     settings: dict[str, Any] = {
-        "model": model, "weights": weights, "k": k, "width": width, "promises": promises,
-        **({"searched": learner.tuned} if learner.tuned else {}),
+        "model": model, "weights": weights, "k": k, "width": width, "memory": memory, "promises": promises,
+        "label": label, **({"searched": learner.tuned} if learner.tuned else {}),
         "cutoff_used": why is None, "tune": protocol.tune, "skip": protocol.skip, "evaluate": protocol.evaluate,
+        "count": protocol.count, "tuning_jobs": len(tune), "evaluated_jobs": len(window),
         **({"cutoff_not_used": why} if why else {}),
         **({"rmse_wait_promises_alone_s": _rmse(frame[PROMISE].to_numpy()[window], wait[window])} if promises
            else {})}
     if promises:
         table[PROMISE] = frame[PROMISE].to_numpy()[window]
     return Evaluation(rmse["wait_s"], rmse["run_s"], fitted, scenarios, table, settings, points)
+
+
+def _check(frame: pd.DataFrame, speeds: Sequence[Speed], *, model: str, weights: str, label: str, promises: bool,
+           k: int, memory: int | None) -> None:
+    """Refuse bad options before any work."""
+    if not speeds:
+        raise ConfigError("evaluate needs at least one speed model")
+    for name, value, known in (("model", model, MODELS), ("weights", weights, WEIGHTS),
+                               ("label", label, LABELS_OF_WAIT)):
+        if value not in known:
+            raise ConfigError(f"{name} must be one of {', '.join(known)}, got {value!r}")
+    if isinstance(k, bool) or k < 1:
+        raise ConfigError(f"k must be at least 1, got {k}")
+    if memory is not None and (isinstance(memory, bool) or memory < 1):
+        raise ConfigError(f"the knowledge base's size (memory) must be at least 1, got {memory}")
+    if promises and PROMISE not in frame:
+        raise ConfigError(f"promises need the frame's {PROMISE!r} column (broker.advisor.promises.promised_waits)")
+    if label == "replay" and REPLAY_WAIT not in frame:
+        raise ConfigError(f"the replay label needs the frame's {REPLAY_WAIT!r} column "
+                          "(broker.advisor.promises.with_promises)")
 
 
 def _steps(recorder: Recorder | None, rows: int) -> Callable[[int], Callable[[int], None] | None]:
@@ -186,19 +247,19 @@ def _rmse(predicted: np.ndarray, actual: np.ndarray) -> float:
 
 
 class _Learner:
-    """Predictions of one label for the tuning entries then the window, each from its own past."""
+    """Predictions of one label for the tuning and evaluated rows (ascending), each from its own past."""
 
-    def __init__(self, frame: pd.DataFrame, protocol: Protocol, model: str, weights: str, k: int, width: float,
-                 seed: int, iterations: int) -> None:
-        self.frame, self.protocol, self.model, self.weights = frame, protocol, model, weights
-        self.k, self.width, self.seed, self.iterations = k, width, seed, iterations
+    def __init__(self, frame: pd.DataFrame, tune: np.ndarray, window: np.ndarray, model: str, weights: str,
+                 given: tuple[int, float, int | None], seed: int, iterations: int) -> None:
+        self.frame, self.model, self.weights = frame, model, weights
+        self.given, self.seed, self.iterations = given, seed, iterations
         self.tuned: dict[str, dict[str, Any]] = {}  # per label, what the search found
-        self.tune, window = protocol.windows(len(frame))
-        self.rows = np.concatenate([self.tune, window])
+        self.tune, self.fit_rows = tune, int(window[0])  # the embedding's ranges: the rows before the window
+        self.rows = np.union1d(tune, window)
 
     def predict(self, label: str, promises: bool,
                 progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The mean (0 where nothing was known) and the standard deviation for the tuning rows then the window."""
+        """The mean (0 where nothing was known) and the standard deviation for :attr:`rows`."""
         columns = [*COLUMNS, PROMISE] if promises else list(COLUMNS)
         X = self.frame[columns].fillna(0.0).to_numpy(dtype=np.float64)
         y = self.frame[label].to_numpy(dtype=np.float64)
@@ -207,17 +268,16 @@ class _Learner:
         if self.model == "gbm":
             got = predict_boosted(X, y, first, self.rows, categorical, seed=self.seed, progress=progress)
             return np.nan_to_num(got.mean, nan=0.0), got.std
-        skip, k, width = self.protocol.skip, self.k, self.width
+        k, width, memory = self.given
+        weight = correlation_weights(X[self.tune], y[self.tune], categorical)
         if self.weights == "search":
-            found = search(X, y, first, self.tune, categorical, fit_rows=skip, seed=self.seed,
-                           maxiter=self.iterations)
-            weight, k, width = found.weights, found.k, found.width
-            self.tuned[label] = {"k": k, "width": width, "weights": dict(zip(columns, weight.tolist(), strict=True)),
-                                 "tuning_rmse_s": found.rmse, "evaluations": found.evaluations}
-        else:
-            weight = correlation_weights(X[self.tune], y[self.tune], categorical)
-        embedded = HeomEmbedding(weight.tolist(), categorical).fit(X[:skip]).embed_together(X)
-        got = predict_as_submitted(embedded, y, first, self.rows, n_neighbors=k, width=width, progress=progress)
+            found = tune_knn(X, y, first, self.tune, categorical, fit_rows=self.fit_rows, seed=self.seed,
+                         maxiter=self.iterations, given=Setting(weight, k, width, memory))
+            weight, k, width, memory = found.weights, found.k, found.width, found.memory
+            self.tuned[label] = {**found.report(), "weights": dict(zip(columns, weight.tolist(), strict=True))}
+        embedded = HeomEmbedding(weight.tolist(), categorical).fit(X[:self.fit_rows]).embed_together(X)
+        got = predict_as_submitted(embedded, y, first, self.rows, n_neighbors=k, width=width, memory=memory,
+                                   progress=progress)
         return np.nan_to_num(got.mean, nan=0.0), got.std
 
 

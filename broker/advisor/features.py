@@ -44,8 +44,10 @@ def submission_features(trace: pd.DataFrame, *, max_procs: int, unix_start: int 
                         time_zone: str | None = None) -> tuple[pd.DataFrame, FilterReport]:
     """The features and labels of every replayable job of an SWF ``trace`` on a ``max_procs`` machine.
 
-    Rows follow the trace's submission order (stable). Columns: ``job_id``, :data:`CATEGORIES`,
-    :data:`NUMBERS`, :data:`LABELS`, ``wait_known_at``, ``run_known_at`` (seconds, trace time).
+    Rows follow the trace's submission order (stable). Columns: ``job_id``, ``entry`` (the row's
+    position among the trace's entries, from 0: the SWF file's line of data, counting the entries
+    the replay removed), :data:`CATEGORIES`, :data:`NUMBERS`, :data:`LABELS`, ``wait_known_at``,
+    ``run_known_at`` (seconds, trace time). ``frame.attrs["entries"]`` holds the trace's number of entries.
     ``unix_start`` and ``time_zone`` (an IANA name; UTC when None) place the trace's time 0 for the
     weekday and the time of day.
     """
@@ -56,6 +58,7 @@ def submission_features(trace: pd.DataFrame, *, max_procs: int, unix_start: int 
     when = _local_times(jobs["submit_time"].to_numpy(dtype=np.int64), unix_start, time_zone)
     frame = pd.DataFrame({
         "job_id": jobs["job_id"].to_numpy(dtype=np.int64, na_value=-1),
+        "entry": jobs["entry"].to_numpy(dtype=np.int64),
         "user": jobs["user_id"].to_numpy(dtype=np.int64), "group": jobs["group_id"].to_numpy(dtype=np.int64),
         "queue": jobs["queue"].to_numpy(dtype=np.int64),
         "submit_s": jobs["submit_time"].to_numpy(dtype=np.float64),
@@ -67,6 +70,7 @@ def submission_features(trace: pd.DataFrame, *, max_procs: int, unix_start: int 
     })
     frame["wait_known_at"] = frame["submit_s"] + frame["wait_s"]
     frame["run_known_at"] = frame["wait_known_at"] + frame["run_s"]
+    frame.attrs["entries"] = len(trace)
     return frame, report
 
 
@@ -85,7 +89,10 @@ def known(frame: pd.DataFrame, query: int, label: str) -> np.ndarray:
 
 
 def replayable_jobs(trace: pd.DataFrame, max_procs: int) -> tuple[pd.DataFrame, FilterReport]:
-    """The rows of ``trace`` the advisor replays (in submission order, the trace's index kept) and what was removed."""
+    """The rows of ``trace`` the advisor replays (in submission order, the trace's index kept) and what was removed.
+
+    ``entry``: each row's position in ``trace``.
+    """
     held = trace["allocated_procs"].where(trace["allocated_procs"] > 0, trace["requested_procs"])
     procs = trace["requested_procs"].where(trace["requested_procs"] > 0, trace["allocated_procs"])
     parts, alone = partial_executions(trace)
@@ -98,7 +105,7 @@ def replayable_jobs(trace: pd.DataFrame, max_procs: int) -> tuple[pd.DataFrame, 
         f"wider than the machine's {max_procs} processors": held > max_procs,
     }
     keep, removed = filter_rows(checks, len(trace))
-    jobs = trace[keep].assign(procs=procs[keep], held=held[keep])
+    jobs = trace[keep].assign(procs=procs[keep], held=held[keep], entry=np.flatnonzero(keep))
     jobs = jobs.iloc[np.argsort(jobs["submit_time"].to_numpy(dtype=np.int64), kind="stable")]
     jobs = jobs.fillna({"user_id": -1, "group_id": -1, "queue": -1})
     unknown = ~(jobs["requested_time"] > 0).fillna(False)

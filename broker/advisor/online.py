@@ -9,9 +9,16 @@ The rows already known at the last rebuild sit in a scikit-learn neighbour index
 known since are searched directly, and the two candidate lists are merged, so every query sees
 exactly its own knowledge base while the index is rebuilt only every ``rebuild_every`` new rows.
 
+A bounded ``memory`` ``s`` (the paper's knowledge-base size, §5.4) keeps only the last ``s`` rows a
+query knows, in the order they became known: the knowledge base slides instead of growing. Each
+block of queries then searches, without an index, the rows some query of the block may hold, each
+masked for the queries that do not hold it (not known yet, or already forgotten).
+
 The searches are small (one block of queries at a time), so they run on one thread: scikit-learn's
 OpenMP pool costs more to wake than such a search, and under load (two pytest workers on two cores,
-or a sweep's processes) its spinning threads made one tuning pass ten times slower.
+or a sweep's processes) its spinning threads made one tuning pass ten times slower. A bounded memory's
+search is one BLAS product per block, which runs on one thread too: under load, BLAS's threads made
+the weight search's evaluations (27 queries against 560 rows) take twice as long.
 """
 
 from __future__ import annotations
@@ -63,19 +70,26 @@ def knowledge_bases(first: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray,
 
 
 def predict_as_submitted(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, queries: np.ndarray, *,
-                         n_neighbors: int, width: float, rebuild_every: int = 256,
+                         n_neighbors: int, width: float, rebuild_every: int = 256, memory: int | None = None,
                          progress: Callable[[int], None] | None = None) -> OnlinePredictions:
     """k-NN predictions (:mod:`broker.advisor.knn`) for the rows ``queries`` (ascending), each from its own past.
 
     ``embedded``: the rows in HEOM space (:class:`~broker.advisor.knn.HeomEmbedding`); ``labels``: the
-    label of every row; ``first``: :func:`first_known`. A query with an empty knowledge base gets a
-    NaN prediction and an infinite deviation. ``progress`` is called with the queries predicted so far
-    after each block of them.
+    label of every row; ``first``: :func:`first_known`. ``memory``: the knowledge base's size ``s``,
+    the last ``s`` rows known (None: every row known). A query with an empty knowledge base gets a
+    NaN prediction and an infinite deviation; ``known`` is each knowledge base's size. ``progress`` is
+    called with the queries predicted so far after each block of them.
     """
     if n_neighbors < 1 or not width > 0 or rebuild_every < 1:
         raise ConfigError("need n_neighbors >= 1, width > 0 and rebuild_every >= 1")
-    with _threads().limit(limits=1, user_api="openmp"):
-        return _predict(embedded, labels, first, queries, n_neighbors, width, rebuild_every, progress)
+    if memory is not None and (isinstance(memory, bool) or memory < 1):
+        raise ConfigError(f"the knowledge base's size (memory) must be at least 1, got {memory}")
+    if memory is None:
+        with _threads().limit(limits=1, user_api="openmp"):
+            return _predict(embedded, labels, first, queries, n_neighbors, width, rebuild_every, progress)
+    with _threads().limit(limits=1):  # its distances are BLAS products of one block: one thread (docstring)
+        return _predict_sliding(embedded, labels, first, queries, n_neighbors, width, memory, rebuild_every,
+                                progress)
 
 
 @functools.cache
@@ -105,6 +119,40 @@ def _predict(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, querie
         if progress is not None:
             progress(min(start, len(queries)))
     return OnlinePredictions(queries, mean, std, sizes)
+
+
+def _predict_sliding(embedded: np.ndarray, labels: np.ndarray, first: np.ndarray, queries: np.ndarray,
+                     n_neighbors: int, width: float, memory: int, block_size: int,
+                     progress: Callable[[int], None] | None) -> OnlinePredictions:
+    """Each query from the last ``memory`` rows it knows (module docstring), ``block_size`` queries at a time."""
+    queries, order, sizes = knowledge_bases(first, queries)
+    low = np.maximum(sizes - memory, 0)  # the query's knowledge base is order[low:size]
+    mean, std = np.full(len(queries), np.nan), np.full(len(queries), np.inf)
+    for start in range(0, len(queries), block_size):
+        block = slice(start, start + block_size)
+        some = sizes[block] > low[block]
+        if some.any():
+            d, rows = _window_candidates(embedded, order, queries[block][some], low[block][some],
+                                         sizes[block][some], n_neighbors)
+            m, variance = weighted_variance(labels[rows], stable_weights(d, width))
+            mean[block][some], std[block][some] = m, np.sqrt(variance)
+        if progress is not None:
+            progress(min(start + block_size, len(queries)))
+    return OnlinePredictions(queries, mean, std, sizes - low)
+
+
+def _window_candidates(embedded: np.ndarray, order: np.ndarray, queries: np.ndarray, low: np.ndarray,
+                       sizes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest rows of each query among ``order[low:size]`` (its own; others at infinity)."""
+    lo, hi = int(low.min()), int(sizes.max())
+    rows = order[lo:hi]
+    d = euclidean_distances(embedded[queries], embedded[rows])
+    at = np.arange(lo, hi)[None, :]
+    d[(at < low[:, None]) | (at >= sizes[:, None])] = np.inf
+    r = np.broadcast_to(rows, d.shape)
+    best = np.lexsort((r, d), axis=-1)[:, :k]  # nearest first; equal distances: the earlier row
+    # a knowledge base smaller than k leaves neighbours at infinity, whose kernel weight is 0
+    return np.take_along_axis(d, best, axis=1), np.take_along_axis(r, best, axis=1)
 
 
 def _candidates(embedded: np.ndarray, order: np.ndarray, queries: np.ndarray, sizes: np.ndarray,

@@ -17,8 +17,8 @@ added once per trace and window when a cell asks for them. ::
     table = sweep_table(grid, run_sweep(advise_cell, grid))    # one row per cell x speed scenario
 
 Configuration keys (all JSON): ``trace`` (a path or registry name, read by every worker), ``model``,
-``promises``, ``weights``, ``k``, ``width``, ``cutoff`` (as :func:`broker.advisor.evaluate.evaluate`
-takes them), ``search_iterations``, ``tune``, ``skip``, ``evaluate`` (the protocol) and ``speeds``
+``promises``, ``weights``, ``k``, ``width``, ``cutoff``, ``label`` (as :func:`broker.advisor.evaluate.evaluate`
+takes them), ``search_iterations``, ``tune``, ``skip``, ``evaluate``, ``count`` (the protocol) and ``speeds``
 (``"linear:O"`` or ``"table:FILE"`` each). The cell's seed seeds the weight search and the boosting.
 """
 
@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from broker.advisor.decide import PAPER_OVERHEADS, LinearSpeed, TableSpeed
-from broker.advisor.evaluate import MODELS, WEIGHTS, Protocol, Speed, evaluate
+from broker.advisor.evaluate import LABELS_OF_WAIT, MODELS, WEIGHTS, Protocol, Speed, evaluate
 from broker.advisor.features import submission_features
 from broker.advisor.promises import with_promises
 from broker.sweep import Cell, Memo, bounded
@@ -43,11 +43,11 @@ from workloads.jobs import FilterReport
 from workloads.swf import site_size
 
 #: The version of the cells' meaning (part of every cell's key): bump it when a cell computes something else.
-CELL_NAME = "advisor-v3"
+CELL_NAME = "advisor-v4"
 #: The paper's ten speed scenarios, as cells name them.
 PAPER_SPEEDS = tuple(f"linear:{o:g}" for o in PAPER_OVERHEADS)
 #: A cell's options (besides the trace, the protocol and the speeds), in the tidy table's order.
-OPTIONS = ("model", "promises", "weights", "k", "width", "cutoff")
+OPTIONS = ("model", "promises", "weights", "k", "width", "cutoff", "label")
 #: Per-cell figures copied to each of the cell's rows (NaN when the cell has none).
 CELL_FIGURES = ("rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used")
 #: A scenario's figures, as :class:`broker.advisor.evaluate.Scenario` names them.
@@ -108,7 +108,7 @@ def trace_frame(trace: str, promise_rows: int | None = None, lenient: bool = Fal
 
 def configs(trace: str, *, models: Iterable[str] = ("knn",), promises: Iterable[bool] = (False,),
             weights: Iterable[str] = ("correlation",), k: Iterable[int] = (20,), width: Iterable[float] = (0.1,),
-            cutoff: Iterable[bool] = (True,), protocol: Protocol | None = None,
+            cutoff: Iterable[bool] = (True,), label: Iterable[str] = ("log",), protocol: Protocol | None = None,
             speeds: Sequence[str] = PAPER_SPEEDS, search_iterations: int = 20,
             lenient: bool = False) -> list[dict[str, Any]]:
     """The cells' configurations: the product of the options (in :data:`OPTIONS` order), each with every speed.
@@ -118,12 +118,13 @@ def configs(trace: str, *, models: Iterable[str] = ("knn",), promises: Iterable[
     """
     protocol = protocol or Protocol()
     axes: dict[str, list[Any]] = {"model": list(models), "promises": list(promises), "weights": list(weights),
-                                  "k": list(k), "width": list(width), "cutoff": list(cutoff)}
+                                  "k": list(k), "width": list(width), "cutoff": list(cutoff), "label": list(label)}
     _check_options(axes, speeds=speeds, search_iterations=search_iterations)
     bounded(math.prod(len(axes[name]) for name in OPTIONS),
             "the grid (" + " x ".join(f"{len(axes[name]):,} {name}" for name in OPTIONS) + ")")
     base = {"trace": trace, **({"lenient": True} if lenient else {}), "tune": protocol.tune, "skip": protocol.skip,
-            "evaluate": protocol.evaluate, "speeds": list(speeds), "search_iterations": search_iterations}
+            "evaluate": protocol.evaluate, "count": protocol.count, "speeds": list(speeds),
+            "search_iterations": search_iterations}
     return [{**base, **dict(zip(OPTIONS, values, strict=True))}
             for values in itertools.product(*(axes[name] for name in OPTIONS))]
 
@@ -134,7 +135,7 @@ def _check_options(axes: Mapping[str, list[Any]], *, speeds: Sequence[str], sear
         raise ConfigError(f"{empty[0]}: give at least one value")
     if not speeds:
         raise ConfigError("speeds: give at least one speed model")
-    for name, known in (("model", MODELS), ("weights", WEIGHTS)):
+    for name, known in (("model", MODELS), ("weights", WEIGHTS), ("label", LABELS_OF_WAIT)):
         unknown = [v for v in axes[name] if v not in known]
         if unknown:
             raise ConfigError(f"{name} must be one of {', '.join(known)}, got {unknown[0]!r}")
@@ -154,15 +155,24 @@ def advise_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
 
     A pure function of the configuration (module docstring), the seed and the trace it names.
     """
-    protocol = Protocol(tune=int(config["tune"]), skip=int(config["skip"]), evaluate=int(config["evaluate"]))
-    promises = bool(config["promises"])
-    frame = trace_frame(str(config["trace"]), protocol.skip + protocol.evaluate if promises else None,
-                        bool(config.get("lenient")))
+    protocol = Protocol(tune=int(config["tune"]), skip=int(config["skip"]), evaluate=int(config["evaluate"]),
+                        count=str(config.get("count", "entries")))
+    promises, label = bool(config["promises"]), str(config.get("label", "log"))
+    trace, lenient = str(config["trace"]), bool(config.get("lenient"))
+    frame = trace_frame(trace, replayed_rows(protocol, trace, lenient) if promises or label == "replay" else None,
+                        lenient)
     result = evaluate(frame, [speed_of(s) for s in config["speeds"]], protocol=protocol, k=int(config["k"]),
                       width=float(config["width"]), cutoff=bool(config["cutoff"]), model=str(config["model"]),
-                      promises=promises, weights=str(config["weights"]),
+                      promises=promises, weights=str(config["weights"]), label=label,
                       search_iterations=int(config.get("search_iterations", 20)), seed=seed)
     return result.to_dict()
+
+
+def replayed_rows(protocol: Protocol, trace: str, lenient: bool = False) -> int:
+    """The replayable jobs of ``trace`` up to the end of ``protocol``'s window (the rows the replay must give)."""
+    if protocol.count == "jobs":
+        return protocol.skip + protocol.evaluate
+    return int(protocol.rows(trace_features(trace, lenient)[0])[1][-1]) + 1
 
 
 def sweep_table(cells: Sequence[Cell], results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -176,13 +186,13 @@ def sweep_table(cells: Sequence[Cell], results: Sequence[Mapping[str, Any]]) -> 
     for cell, result, label in zip(cells, results, labels, strict=True):
         c = cell.config
         head = {"options": label, "trace": c["trace"], **{k: c[k] for k in OPTIONS},
-                **{k: c[k] for k in ("tune", "skip", "evaluate")}, "seed": cell.seed,
+                **{k: c[k] for k in ("tune", "skip", "evaluate", "count")}, "seed": cell.seed,
                 **{k: result.get(k, math.nan) for k in CELL_FIGURES},
                 "log_alpha": _number(result["cutoff"]["log_alpha"]), "beta": result["cutoff"]["beta"],
                 "s_max": _number(result["cutoff"].get("s_max"))}
         rows.extend({**head, "scenario": scenario["name"], **{k: scenario[k] for k in SCENARIO_FIGURES}}
                     for scenario in result["scenarios"])
-    return pd.DataFrame(rows, columns=["options", "trace", *OPTIONS, "tune", "skip", "evaluate", "seed",
+    return pd.DataFrame(rows, columns=["options", "trace", *OPTIONS, "tune", "skip", "evaluate", "count", "seed",
                                        *CELL_FIGURES, "log_alpha", "beta", "s_max", "scenario", *SCENARIO_FIGURES])
 
 
@@ -192,7 +202,7 @@ def _number(value: float | None) -> float:
 
 def option_labels(configs: Sequence[Mapping[str, Any]]) -> list[str]:
     """A short label per configuration: its options that vary across ``configs`` (all when none varies)."""
-    keys = [*OPTIONS, "trace", "tune", "skip", "evaluate"]
+    keys = [*OPTIONS, "trace", "tune", "skip", "evaluate", "count"]
     varied = [k for k in keys if len({repr(c[k]) for c in configs}) > 1] or list(OPTIONS)
     return [", ".join(_option_text(k, c[k]) for k in varied) for c in configs]
 

@@ -65,16 +65,24 @@ def advise_cmd(
     tune: Annotated[int | None, typer.Option(min=1, help="Entries before --skip that tune the weights and the "
                                                          "cutoff (default: 500, at most --skip).")] = None,
     skip: Annotated[int | None, typer.Option(min=1, help="Entries left out at the start (cold start; default: "
-                                                         "10,000, half the jobs of a shorter trace).")] = None,
+                                                         "10,000, half the entries of a shorter trace).")] = None,
     evaluate: Annotated[int | None, typer.Option(min=1, help="Entries evaluated after --skip (default: 10,000, "
                                                              "the rest of a shorter trace).")] = None,
+    count: Annotated[str, typer.Option(help="What --tune, --skip and --evaluate count: entries (the SWF file's, "
+                                            "as the paper) or jobs (the replayable jobs).")] = "entries",
+    label: Annotated[str, typer.Option(help="The wait learned and scored: log (the log's) or replay (the "
+                                            "conservative replay's that makes the promises; the paper's "
+                                            "Table 5).")] = "log",
+    memory: Annotated[int | None, typer.Option(min=1, help="The k-NN's knowledge base: the last N known jobs "
+                                                           "(default: every known job).")] = None,
     model: Annotated[str, typer.Option(help="knn (the paper's) or gbm (gradient boosting, beyond the paper).")]
     = "knn",
     promises: Annotated[bool, typer.Option("--promises", help="Add each job's conservative-backfilling promise "
                                                             "to the wait's features (the paper's Table 5).")]
     = False,
-    weights: Annotated[str, typer.Option(help="k-NN feature weights: correlation, or search (a seeded global "
-                                              "search of weights, k and width on the tuning entries).")]
+    weights: Annotated[str, typer.Option(help="k-NN feature weights: correlation, or search (a seeded search of "
+                                              "weights, k, width and memory on the tuning entries, kept if it "
+                                              "beats --k, --width, --memory on the entries held out of it).")]
     = "correlation",
     search_iterations: Annotated[int, typer.Option(min=1, max=1000, help="Generations of the weight search "
                                                                          "(--weights search).")] = 20,
@@ -101,6 +109,10 @@ def advise_cmd(
         raise typer.BadParameter(f"--model must be knn or gbm, got {model!r}")
     if weights not in evaluation.WEIGHTS:
         raise typer.BadParameter(f"--weights must be correlation or search, got {weights!r}")
+    if count not in evaluation.COUNTS:
+        raise typer.BadParameter(f"--count must be entries or jobs, got {count!r}")
+    if label not in evaluation.LABELS_OF_WAIT:
+        raise typer.BadParameter(f"--label must be log or replay, got {label!r}")
     _check_tune(tune, skip)
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
@@ -111,17 +123,18 @@ def advise_cmd(
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json, out_dir=out_dir)
         return
-    protocol = _windows(_protocol(tune, skip, evaluate, len(frame), trace), len(frame))
+    protocol = _protocol(tune, skip, evaluate, _counted(frame, count), trace, count)
+    rows, predicted = _windows(protocol, frame)
     if source != "MaxProcs":  # said after the checks: a refusal stays one line
         print(f"{trace}: no MaxProcs in the header: a machine of {machine:,} processors ({source})", file=sys.stderr)
     started = time.perf_counter()
-    if promises:
-        frame = _with_promises(frame, swf.frame, machine, protocol.skip + protocol.evaluate, trace)
+    if promises or label == "replay":
+        frame = _with_promises(frame, swf.frame, machine, rows, trace)
     counts = inputs.kept(report, trace, swf)
-    with inputs.progress("advising", 2 * (protocol.tune + protocol.evaluate)) as recorder:
-        result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, cutoff=not no_cutoff,
-                                     model=model, promises=promises, weights=weights,
-                                     search_iterations=search_iterations, seed=seed, recorder=recorder)
+    with inputs.progress("advising", 2 * predicted) as recorder:
+        result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, memory=memory,
+                                     cutoff=not no_cutoff, model=model, promises=promises, weights=weights,
+                                     label=label, search_iterations=search_iterations, seed=seed, recorder=recorder)
     payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         with inputs.writing("--out", out_dir):
@@ -157,30 +170,43 @@ def _machine(swf: Any, trace: str) -> tuple[int, str]:
     return size, source
 
 
-def _protocol(tune: int | None, skip: int | None, evaluate: int | None, n: int, trace: str) -> Any:
-    """The options' protocol; the paper's (or, on a trace of fewer than 20,000 jobs, half and half) where not given."""
+def _counted(frame: Any, count: str) -> int:
+    """The trace's entries, or its replayable jobs, as ``--count`` says."""
+    return int(frame.attrs["entries"]) if count == "entries" else len(frame)
+
+
+def _protocol(tune: int | None, skip: int | None, evaluate: int | None, n: int, trace: str,
+              count: str = "entries") -> Any:
+    """The options' protocol; the paper's (or, on a trace of fewer than 20,000 entries, half and half) where not given.
+
+    ``n``: the trace's entries, or its replayable jobs, as ``count`` says.
+    """
     from broker.advisor.evaluate import Protocol
 
+    unit = "entries" if count == "entries" else "replayable jobs"
     if skip is None and evaluate is None:
-        fitted = Protocol.fitting(n)
+        fitted = Protocol.fitting(n, count)
         skip, evaluate = fitted.skip, fitted.evaluate
         if n < 20_000:
-            print(f"{trace}: {n:,} replayable jobs, fewer than the paper's 20,000: --skip {skip:,} --evaluate "
+            print(f"{trace}: {n:,} {unit}, fewer than the paper's 20,000: --skip {skip:,} --evaluate "
                   f"{evaluate:,}", file=sys.stderr)
     paper = Protocol()
     skip, evaluate = skip or paper.skip, evaluate or paper.evaluate
     tune = tune or min(paper.tune, skip)
     _check_tune(tune, skip)
-    return Protocol(tune=tune, skip=skip, evaluate=evaluate)
+    return Protocol(tune=tune, skip=skip, evaluate=evaluate, count=count)
 
 
-def _windows(protocol: Any, n: int) -> Any:
-    """``protocol``, once it fits a trace of ``n`` jobs (refused naming ``--skip`` and ``--evaluate``, before work)."""
+def _windows(protocol: Any, frame: Any) -> tuple[int, int]:
+    """The frame's rows up to the end of the evaluated window and the rows predicted, once ``protocol`` fits it.
+
+    Refused before any work, naming ``--skip``, ``--evaluate`` and ``--tune``.
+    """
     try:
-        protocol.windows(n)
+        tune, window = protocol.rows(frame)
     except ValueError as exc:
         raise inputs.in_options(exc, {"skip": "--skip", "evaluate": "--evaluate", "tune": "--tune"}) from exc
-    return protocol
+    return int(window[-1]) + 1, len(tune) + len(window)
 
 
 def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trace: str) -> Any:
@@ -195,7 +221,8 @@ def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trac
 
 
 def _print(payload: dict[str, Any]) -> None:
-    out.print(f"{payload['trace']}: RMSE wait {payload['rmse_wait_s']:,.0f} s, run {payload['rmse_run_s']:,.0f} s")
+    out.print(f"{payload['trace']}: RMSE wait ({payload['label']}'s) {payload['rmse_wait_s']:,.0f} s, run "
+              f"{payload['rmse_run_s']:,.0f} s")
     if "rmse_wait_promises_alone_s" in payload:
         out.print(f"the promises alone as the wait: RMSE {payload['rmse_wait_promises_alone_s']:,.0f} s")
     table = Table(title="saved time (h) and jobs sent to the cloud")
@@ -218,13 +245,16 @@ def advise_sweep_cmd(
     k: Annotated[str, typer.Option("--k", help="Neighbours, comma-separated integers in [1, 1000].")] = "20",
     width: Annotated[str, typer.Option(help="Kernel widths (HEOM units), comma-separated numbers > 0.")] = "0.1",
     cutoff: Annotated[str, typer.Option(help="The uncertainty cutoff: on, off, or on,off for both.")] = "on",
+    label: Annotated[str, typer.Option(help="The wait learned and scored, comma-separated: log, replay.")] = "log",
+    count: Annotated[str, typer.Option(help="What --tune, --skip and --evaluate count: entries (the SWF file's) "
+                                            "or jobs (the replayable jobs).")] = "entries",
     speed: Annotated[str | None, typer.Option(help="Speeds, comma-separated linear:O or table:FILE (default: the "
                                                    "paper's ten overheads 0.01 .. 10); every cell runs them all.")]
     = None,
     tune: Annotated[int | None, typer.Option(min=1, help="Entries before --skip that tune the weights and the "
                                                          "cutoff (default: 500, at most --skip).")] = None,
     skip: Annotated[int | None, typer.Option(min=1, help="Entries left out at the start (cold start; default: "
-                                                         "10,000, half the jobs of a shorter trace).")] = None,
+                                                         "10,000, half the entries of a shorter trace).")] = None,
     evaluate: Annotated[int | None, typer.Option(min=1, help="Entries evaluated after --skip (default: 10,000, "
                                                              "the rest of a shorter trace).")] = None,
     search_iterations: Annotated[int, typer.Option(min=1, max=1000, help="Generations of the weight search "
@@ -246,7 +276,7 @@ def advise_sweep_cmd(
 ) -> None:
     """Every combination of the options, each for all the speeds; write table.csv and saved_time.png into --out."""
     from broker.advisor import sweep as advisor_sweep
-    from broker.advisor.evaluate import MODELS, WEIGHTS
+    from broker.advisor.evaluate import COUNTS, LABELS_OF_WAIT, MODELS, WEIGHTS
     from broker.cli import backends
     from broker.sweep import bounded, cells
 
@@ -254,10 +284,13 @@ def advise_sweep_cmd(
     models, promised, weighting = _choices(model, "--model", MODELS), _switches(promises, "--promises"), \
         _choices(weights, "--weights", WEIGHTS)
     ks, widths, cutoffs = _integers(k, "--k", 1, 1000), _widths(width), _switches(cutoff, "--cutoff")
+    labels = _choices(label, "--label", LABELS_OF_WAIT)
+    if count not in COUNTS:
+        raise typer.BadParameter(f"--count must be entries or jobs, got {count!r}")
     speeds = _speed_texts(speed)
     _check_tune(tune, skip)
     axes: dict[str, int] = {"--model": len(models), "--promises": len(promised), "--weights": len(weighting),
-                            "--k": len(ks), "--width": len(widths), "--cutoff": len(cutoffs)}
+                            "--k": len(ks), "--width": len(widths), "--cutoff": len(cutoffs), "--label": len(labels)}
     bounded(math.prod(axes.values()), " x ".join(f"{option} ({n:,})" for option, n in axes.items()))
     _sweep_out(out_dir, force)
     swf = inputs.trace(trace, lenient, strict)
@@ -266,12 +299,13 @@ def advise_sweep_cmd(
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json)
         return
-    protocol = _windows(_protocol(tune, skip, evaluate, len(frame), trace), len(frame))
+    protocol = _protocol(tune, skip, evaluate, _counted(frame, count), trace, count)
+    rows, _ = _windows(protocol, frame)
     inputs.kept(report, trace, swf)
-    if True in promised:  # a trace whose promises cannot be joined is refused here, not in every cell
-        _promised(advisor_sweep, path, protocol.skip + protocol.evaluate, trace, lenient)
+    if True in promised or "replay" in labels:  # a trace whose promises cannot be joined is refused here
+        _promised(advisor_sweep, path, rows, trace, lenient)
     configs = advisor_sweep.configs(path, models=models, promises=promised, weights=weighting, k=ks, width=widths,
-                                    cutoff=cutoffs, protocol=protocol, speeds=speeds,
+                                    cutoff=cutoffs, label=labels, protocol=protocol, speeds=speeds,
                                     search_iterations=search_iterations, lenient=lenient)
     todo = cells(configs, name=advisor_sweep.CELL_NAME, root_seed=seed, paired=True)
     results = backends.sweep(advisor_sweep.advise_cell, todo, backend=backend, scheduler=scheduler,

@@ -22,4 +22,6 @@ def bar(label: str, total: int, *, quiet: bool) -> Iterator[Callable[[int, int],
                         transient=True)
     task = progress.add_task(label, total=total)
     with progress:
-        yield lambda done, _total: progress.update(task, completed=done)
+        # drawn at each update, not only at the bar's own ticks: what a run reports is what is shown, however
+        # fast it goes (a step between two ticks was lost, as the advisor's end of its first label)
+        yield lambda done, _total: progress.update(task, completed=done, refresh=True)

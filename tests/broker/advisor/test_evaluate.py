@@ -13,7 +13,7 @@ from broker.advisor.decide import PAPER_OVERHEADS, Cutoff, LinearSpeed, TableSpe
 from broker.advisor.evaluate import COLUMNS, Protocol, evaluate
 from broker.advisor.features import CATEGORIES, NUMBERS, submission_features
 from broker.advisor.online import OnlinePredictions
-from broker.advisor.tuning import Tuned
+from broker.advisor.tuning import Guarded, Tuned
 from broker.sim.recorder import Recorder
 from tests.conftest import trace_path
 from workloads.errors import ConfigError
@@ -116,18 +116,22 @@ def test_promises_join_the_wait_features_and_are_scored_alone(kth, kth_promised)
 
 def test_the_weight_search_tunes_each_label_on_the_tuning_entries(kth) -> None:
     from broker.advisor.online import first_known
-    from broker.advisor.tuning import search
+    from broker.advisor.tuning import Setting, correlation_weights, tune_knn
 
-    frame, protocol = kth.iloc[:700], Protocol(tune=40, skip=600, evaluate=100)
+    frame, protocol = kth.iloc[:700], Protocol(tune=40, skip=600, evaluate=100, count="jobs")
     got = evaluate(frame, [LinearSpeed(0.05)], protocol=protocol, weights="search", search_iterations=1, seed=3)
     found = got.settings["searched"]
-    assert set(found) == {"wait_s", "run_s"} and all(6 <= found[label]["k"] <= 33 for label in found)
-    # the wait's search is the tuning module's, on the tuning rows, with the embedding fitted before the window
+    assert set(found) == {"wait_s", "run_s"} and {found[label]["chosen"] for label in found} <= {"search", "given"}
+    # the wait's tuning is the tuning module's, on the tuning rows, with the embedding fitted before the window,
+    # guarded by the untuned setting (correlation weights on the tuning rows, k 20, width 0.1, every known job)
     X = frame[[*CATEGORIES, *NUMBERS]].fillna(0.0).to_numpy(dtype=np.float64)
-    direct = search(X, frame["wait_s"].to_numpy(dtype=np.float64), first_known(frame, "wait_s"), np.arange(560, 600),
-                    [0, 1, 2], fit_rows=600, seed=3, maxiter=1)
-    assert (found["wait_s"]["k"], found["wait_s"]["width"]) == (direct.k, direct.width)
-    assert found["wait_s"]["tuning_rmse_s"] == direct.rmse
+    y = frame["wait_s"].to_numpy(dtype=np.float64)
+    given = Setting(correlation_weights(X[560:600], y[560:600], [0, 1, 2]), 20, 0.1, None)
+    direct = tune_knn(X, y, first_known(frame, "wait_s"), np.arange(560, 600), [0, 1, 2], fit_rows=600, seed=3,
+                      maxiter=1, given=given)
+    assert (found["wait_s"]["k"], found["wait_s"]["width"], found["wait_s"]["memory"]) == (
+        direct.k, direct.width, direct.memory)
+    assert found["wait_s"]["tuning_rmse_s"] == direct.rmse and found["wait_s"]["chosen"] == direct.chosen
     with pytest.raises(ConfigError, match="weights"):
         evaluate(kth, [LinearSpeed(0.05)], protocol=protocol, weights="ga")
 
@@ -151,6 +155,8 @@ def test_the_protocols_defaults_and_bounds() -> None:
             Protocol(**bad)
     with pytest.raises(ConfigError, match=r"^the trace has 5 replayable jobs; the protocol needs skip \+ evaluate = "
                                           r"6$"):
+        Protocol(tune=4, skip=4, evaluate=2, count="jobs").windows(5)
+    with pytest.raises(ConfigError, match=r"^the trace has 5 entries; the protocol needs skip \+ evaluate = 6$"):
         Protocol(tune=4, skip=4, evaluate=2).windows(5)
 
 
@@ -168,13 +174,25 @@ def test_evaluate_refuses_bad_settings_before_any_work() -> None:
     with pytest.raises(ConfigError, match=r"^promises need the frame's 'promised_wait_s' column "
                                           r"\(broker.advisor.promises.promised_waits\)$"):
         evaluate(frame, speed, promises=True)
-    # valid settings reach the protocol: the default one, which needs 20,000 jobs
+    with pytest.raises(ConfigError, match=r"^label must be one of log, replay, got 'sim'$"):
+        evaluate(frame, speed, label="sim")
+    with pytest.raises(ConfigError, match=r"^the replay label needs the frame's 'replay_wait_s' column"):
+        evaluate(frame, speed, label="replay")
+    with pytest.raises(ConfigError, match=r"^k must be at least 1, got 0$"):
+        evaluate(frame, speed, k=0)
+    with pytest.raises(ConfigError, match=r"^the knowledge base's size \(memory\) must be at least 1, got 0$"):
+        evaluate(frame, speed, memory=0)
+    # valid settings reach the protocol: the default one counts entries, which this frame does not say it has
+    with pytest.raises(ConfigError, match=r"^counting entries needs the frame's 'entry' column"):
+        evaluate(frame, speed)
+    jobs = Protocol(count="jobs")
     with pytest.raises(ConfigError, match=r"^the trace has 5 replayable jobs; the protocol needs skip \+ evaluate = "
                                           r"20,000$"):
-        evaluate(frame, speed)
+        evaluate(frame, speed, protocol=jobs)
     for model, weights in (("gbm", "correlation"), ("knn", "search")):
         with pytest.raises(ConfigError, match="the trace has 5"):
-            evaluate(frame.assign(promised_wait_s=0.0), speed, model=model, weights=weights, promises=True)
+            evaluate(frame.assign(promised_wait_s=0.0, replay_wait_s=0.0), speed, model=model, weights=weights,
+                     promises=True, label="replay", protocol=jobs, k=1, memory=1)
 
 
 def test_the_documented_defaults() -> None:
@@ -182,8 +200,10 @@ def test_the_documented_defaults() -> None:
 
     defaults = {k: p.default for k, p in inspect.signature(evaluate).parameters.items()
                 if p.default is not inspect.Parameter.empty}
-    assert defaults == {"protocol": None, "k": 20, "width": 0.1, "cutoff": True, "model": "knn", "promises": False,
-                        "weights": "correlation", "search_iterations": 20, "seed": 0, "recorder": None}
+    assert defaults == {"protocol": None, "k": 20, "width": 0.1, "memory": None, "cutoff": True, "model": "knn",
+                        "promises": False, "weights": "correlation", "label": "log", "search_iterations": 20, "seed": 0,
+                        "recorder": None}
+    assert Protocol().count == "entries"  # the paper's count
 
 
 # Four jobs of 2 processors running 10 s; at o = 0.5 the cloud runs them 20 s. Actual waits 30, 5, 15, 10:
@@ -278,7 +298,8 @@ def test_a_small_evaluation_reports_its_window_settings_and_sums() -> None:
     from broker.advisor.evaluate import _rmse, _scenario
 
     frame, speed = _small_frame(), LinearSpeed(0.5)
-    got = evaluate(frame, [speed], protocol=Protocol(tune=6, skip=15, evaluate=20), k=3, width=0.2, promises=True)
+    got = evaluate(frame, [speed], protocol=Protocol(count="jobs", tune=6, skip=15, evaluate=20), k=3, width=0.2,
+                   promises=True)
     table = got.jobs
     assert list(table.columns) == ["job_id", "wait_s", "run_s", "wait_pred_s", "run_pred_s", "wait_std_s",
                                    "cloud[linear:0.5]", "promised_wait_s"]
@@ -289,7 +310,8 @@ def test_a_small_evaluation_reports_its_window_settings_and_sums() -> None:
     used = settings.pop("cutoff_used")
     assert ("cutoff_not_used" in settings) is not used and settings.pop("cutoff_not_used", "") != "--no-cutoff"
     assert settings == {"model": "knn", "weights": "correlation", "k": 3, "width": 0.2, "promises": True, "tune": 6,
-                        "skip": 15, "evaluate": 20}
+                        "skip": 15, "evaluate": 20, "count": "jobs", "label": "log", "memory": None,
+                        "tuning_jobs": 6, "evaluated_jobs": 20}
     assert got.rmse_wait_s == _rmse(table["wait_pred_s"].to_numpy(), table["wait_s"].to_numpy())
     assert got.rmse_run_s == _rmse(table["run_pred_s"].to_numpy(), table["run_s"].to_numpy())
     outcome, sent = _scenario(speed, got.cutoff, frame["requested_procs"].to_numpy()[15:35], table["wait_s"].to_numpy(),
@@ -302,7 +324,7 @@ def test_a_small_evaluation_reports_its_window_settings_and_sums() -> None:
 
 
 def test_a_small_evaluation_with_the_default_k_width_and_cutoff() -> None:
-    got = evaluate(_small_frame(), [LinearSpeed(0.5)], protocol=Protocol(tune=6, skip=15, evaluate=20))
+    got = evaluate(_small_frame(), [LinearSpeed(0.5)], protocol=Protocol(count="jobs", tune=6, skip=15, evaluate=20))
     assert (got.settings["k"], got.settings["width"], got.settings["promises"]) == (20, 0.1, False)
     assert got.settings.get("cutoff_not_used", "") != "--no-cutoff" and "searched" not in got.settings
     assert "rmse_wait_promises_alone_s" not in got.settings and "promised_wait_s" not in got.jobs
@@ -320,8 +342,8 @@ class _Heard(Recorder):
 @pytest.mark.parametrize("model", ["knn", "gbm"])
 def test_the_recorder_hears_every_prediction_made_in_order(model: str) -> None:
     recorder = _Heard()
-    evaluate(_small_frame(800), [LinearSpeed(0.1)], protocol=Protocol(tune=40, skip=100, evaluate=600), model=model,
-             recorder=recorder)
+    evaluate(_small_frame(800), [LinearSpeed(0.1)], protocol=Protocol(count="jobs", tune=40, skip=100, evaluate=600),
+             model=model, recorder=recorder)
     total = 2 * (40 + 600)
     done = [d for d, _ in recorder.heard]
     assert {t for _, t in recorder.heard} == {total} and done == sorted(done) and done[-1] == total
@@ -337,7 +359,7 @@ def test_the_recorder_hears_every_prediction_made_in_order(model: str) -> None:
 
 N = 10
 #: Rows 0..3 tune (tune = skip = 4), rows 4..9 are evaluated.
-SMALL = Protocol(tune=4, skip=4, evaluate=6)
+SMALL = Protocol(tune=4, skip=4, evaluate=6, count="jobs")
 
 
 def _frame(wait_known_late: bool = False) -> pd.DataFrame:
@@ -405,20 +427,24 @@ def test_a_fitted_cutoff_keeps_the_uncertain_jobs_and_no_prediction_counts_as_0(
 def test_the_search_tunes_on_the_tuning_rows_with_the_default_budget_and_seed(monkeypatch) -> None:
     calls: list = []
     weights = np.arange(len(COLUMNS)) / 16
+    searched = Tuned(weights, 6, 0.5, 2.5, 7, 300)
 
-    def fake(X, y, first, queries, categorical, *, fit_rows, seed, maxiter):
-        calls.append((queries.tolist(), categorical, fit_rows, seed, maxiter))
-        return Tuned(weights, 6, 0.5, 2.5, 7)
+    def fake(X, y, first, queries, categorical, *, fit_rows, seed, maxiter, given):
+        calls.append((queries.tolist(), categorical, fit_rows, seed, maxiter, given.k, given.width, given.memory))
+        return Guarded(weights, 6, 0.5, 300, 2.5, "search", searched, 3.0, 4.0, 1)
 
-    monkeypatch.setattr(protocol_module, "search", fake)
-    got = evaluate(_frame(), [LinearSpeed(0.0)], protocol=SMALL, weights="search")
-    assert calls == [([0, 1, 2, 3], [0, 1, 2], 4, 0, 20)] * 2  # the wait's search, then the run's
-    found = {"k": 6, "width": 0.5, "weights": dict(zip(COLUMNS, weights.tolist(), strict=True)), "tuning_rmse_s": 2.5,
-             "evaluations": 7}
+    monkeypatch.setattr(protocol_module, "tune_knn", fake)
+    got = evaluate(_frame(), [LinearSpeed(0.0)], protocol=SMALL, weights="search", k=9, width=0.25, memory=40)
+    # the wait's tuning, then the run's, each guarded by the setting given
+    assert calls == [([0, 1, 2, 3], [0, 1, 2], 4, 0, 20, 9, 0.25, 40)] * 2
+    found = {"chosen": "search", "k": 6, "width": 0.5, "memory": 300, "tuning_rmse_s": 2.5, "held_out_entries": 1,
+             "held_out_rmse_s": 3.0, "given_held_out_rmse_s": 4.0,
+             "search": {"k": 6, "width": 0.5, "memory": 300, "search_rmse_s": 2.5, "evaluations": 7},
+             "weights": dict(zip(COLUMNS, weights.tolist(), strict=True))}
     assert got.settings["searched"] == {"wait_s": found, "run_s": found}
     calls.clear()
     evaluate(_frame(), [LinearSpeed(0.0)], protocol=SMALL, weights="search", search_iterations=3, seed=8)
-    assert calls == [([0, 1, 2, 3], [0, 1, 2], 4, 8, 3)] * 2
+    assert calls == [([0, 1, 2, 3], [0, 1, 2], 4, 8, 3, 20, 0.1, None)] * 2
 
 
 def test_a_query_that_knows_no_label_predicts_0() -> None:
@@ -449,7 +475,8 @@ def test_labels_held_as_python_objects_are_predicted_as_numbers() -> None:
     # knows a past (all of rows 4..9) is predicted 50 s, and the run 30 s
     frame = _steady_frame()
     frame["wait_s"] = frame["wait_s"].astype(object)
-    got = evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(tune=4, skip=4, evaluate=6), k=3, cutoff=False)
+    got = evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(count="jobs", tune=4, skip=4, evaluate=6), k=3,
+                   cutoff=False)
     assert got.jobs["wait_pred_s"].tolist() == pytest.approx([50.0] * 6, rel=1e-12)
     assert got.jobs["run_pred_s"].tolist() == pytest.approx([30.0] * 6, rel=1e-12)
     assert got.rmse_wait_s == pytest.approx(0.0, abs=1e-9)
@@ -459,5 +486,67 @@ def test_a_feature_that_is_not_a_number_is_refused_by_name_before_a_weight_searc
     frame = _steady_frame()
     frame["user"] = [["ann", "bob", "cy"][u] for u in frame["user"]]
     with pytest.raises(ValueError, match="could not convert string to float: 'ann'"):
-        evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(tune=4, skip=4, evaluate=6), weights="search",
-                 search_iterations=1)
+        evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(count="jobs", tune=4, skip=4, evaluate=6),
+                 weights="search", search_iterations=1)
+
+
+# --- windows counted by the file's entries, and the replay's waits as the label -------------------------------------
+
+
+def _with_entries(frame: pd.DataFrame, entries: list[int], total: int) -> pd.DataFrame:
+    frame = frame.assign(entry=entries)
+    frame.attrs["entries"] = total
+    return frame
+
+
+def test_the_protocol_counts_entries_and_a_removed_entry_keeps_its_place() -> None:
+    # rows hold entries 0, 2, 3, 5, 6, 7, 9 of 10 (1, 4 and 8 removed by the job view)
+    frame = _with_entries(pd.DataFrame({"job_id": range(7)}), [0, 2, 3, 5, 6, 7, 9], 10)
+    tune, window = Protocol(tune=2, skip=4, evaluate=4).rows(frame)  # entries 2, 3 tune; 4..7 are evaluated
+    assert tune.tolist() == [1, 2] and window.tolist() == [3, 4, 5]
+    tune, window = Protocol(tune=1, skip=6, evaluate=4).rows(frame)  # the window ends on the file's last entry
+    assert tune.tolist() == [3] and window.tolist() == [4, 5, 6]
+    with pytest.raises(ConfigError, match=r"^the trace has 10 entries; the protocol needs skip \+ evaluate = 11$"):
+        Protocol(tune=1, skip=6, evaluate=5).rows(frame)
+    with pytest.raises(ConfigError, match=r"^the tuning entries of the protocol .* hold no replayable job$"):
+        Protocol(tune=1, skip=2, evaluate=3).rows(frame)  # entry 1 alone tunes
+    with pytest.raises(ConfigError, match=r"^count must be one of entries, jobs, got 'lines'$"):
+        Protocol(count="lines")
+    assert Protocol.fitting(11, "jobs") == Protocol(tune=5, skip=5, evaluate=6, count="jobs")
+
+
+def test_an_entry_window_evaluates_the_jobs_of_its_entries() -> None:
+    # entry 2 was removed: entries 2..3 tune (row 2, entry 3), entries 4..10 are rows 3..9
+    frame = _with_entries(_steady_frame(), [0, 1, 3, 4, 5, 6, 7, 8, 9, 10], 11)
+    got = evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(tune=2, skip=4, evaluate=7), k=3, cutoff=False)
+    assert got.jobs["job_id"].tolist() == list(range(103, 110))
+    assert (got.settings["count"], got.settings["tuning_jobs"], got.settings["evaluated_jobs"]) == ("entries", 1, 7)
+
+
+def test_the_replays_waits_are_learned_scored_and_saved_on() -> None:
+    # the log's jobs wait 50 s, the replay's 70 s; every job runs 30 s: at o = 0 the cloud saves a job's whole
+    # wait, 70 s on the replay's label (the oracle sends all six: 420 s) and 50 s on the log's (300 s)
+    frame = _steady_frame().assign(replay_wait_s=70.0)
+    replay = evaluate(frame, [LinearSpeed(0.0)], protocol=SMALL, k=3, cutoff=False, label="replay")
+    assert replay.jobs["wait_s"].tolist() == [70.0] * 6 and replay.settings["label"] == "replay"
+    assert replay.jobs["wait_pred_s"].tolist() == pytest.approx([70.0] * 6, rel=1e-12)
+    assert replay.rmse_wait_s == pytest.approx(0.0, abs=1e-9)
+    assert replay.scenarios[0].oracle_saved_time_s == pytest.approx(420.0)
+    log = evaluate(frame, [LinearSpeed(0.0)], protocol=SMALL, k=3, cutoff=False)
+    assert log.settings["label"] == "log" and log.scenarios[0].oracle_saved_time_s == pytest.approx(300.0)
+    assert log.jobs["wait_pred_s"].tolist() == pytest.approx([50.0] * 6, rel=1e-12)
+
+
+def test_a_replay_wait_missing_before_the_windows_end_is_refused() -> None:
+    frame = _steady_frame().assign(replay_wait_s=[70.0] * 9 + [np.nan])  # the replay stopped one row short
+    with pytest.raises(ConfigError, match=r"up to the window's end \(row 9\); row 9 has none$"):
+        evaluate(frame, [LinearSpeed(0.0)], protocol=SMALL, label="replay")
+    evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(tune=4, skip=4, evaluate=5, count="jobs"), label="replay")
+
+
+def test_a_replay_wait_is_known_only_once_the_job_started_in_the_replay() -> None:
+    # replay waits of 1,000 s: no job has started in the replay by the submission of any evaluated job (jobs are
+    # 100 s apart, the last at 900 s), so nothing is known and every prediction is 0
+    frame = _steady_frame().assign(replay_wait_s=1000.0)
+    got = evaluate(frame, [LinearSpeed(0.0)], protocol=SMALL, k=3, cutoff=False, label="replay")
+    assert got.jobs["wait_pred_s"].tolist() == [0.0] * 6 and got.rmse_wait_s == pytest.approx(1000.0)

@@ -192,9 +192,21 @@ def test_jobs_submitted_at_one_instant_keep_the_traces_order(tmp_path: Path) -> 
 
 def test_integer_ids_and_float_numbers_whatever_the_traces_column_types(tmp_path: Path) -> None:
     trace, frame, _ = _features(tmp_path, PROCS_LINES, 16)  # every kept job has a requested time
-    assert frame["job_id"].dtype == np.int64 and all(frame[c].dtype == np.int64 for c in ("user", "group", "queue"))
-    floats = [c for c in frame.columns if c not in ("job_id", "user", "group", "queue")]
+    assert frame["job_id"].dtype == np.int64 and all(frame[c].dtype == np.int64
+                                                      for c in ("entry", "user", "group", "queue"))
+    floats = [c for c in frame.columns if c not in ("job_id", "entry", "user", "group", "queue")]
     assert [frame[c].dtype for c in floats] == [np.float64] * len(floats)
     # the same trace in plain float columns (NaN for unknown) gives the same frame, types included
     again, _ = submission_features(trace.astype("float64"), max_procs=16)
     pd.testing.assert_frame_equal(again, frame)
+
+
+def test_each_row_keeps_its_entry_in_the_file_and_the_file_its_count(tmp_path: Path) -> None:
+    # entry 1 (job 2) has no wait and is removed but still counted; job 4 is listed before job 3 but submitted after
+    lines = [LINES[0], LINES[7].replace("8 210", "2  10"), "4 300 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1",
+             "3  50 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1"]
+    path = tmp_path / "entries.swf"
+    path.write_text("; MaxProcs: 4\n" + "\n".join(lines) + "\n")
+    frame, report = submission_features(read_swf(path).frame, max_procs=4)
+    assert frame["job_id"].tolist() == [1, 3, 4] and frame["entry"].tolist() == [0, 3, 2]
+    assert frame.attrs["entries"] == 4 and report.removed["wait time unknown"] == 1

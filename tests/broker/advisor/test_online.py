@@ -214,3 +214,61 @@ def test_queries_given_as_whole_floats_are_row_numbers() -> None:
     got = predict_as_submitted(POINTS[:4], LABELS[:4], FIRST[:4], np.array([2.0, 3.0]), n_neighbors=1, width=1.0)
     assert got.queries.dtype == np.int64 and got.queries.tolist() == [2, 3]
     assert got.mean.tolist() == [1.0, 2.0]  # each query's nearest known row is the one just before it
+
+
+# Five rows on a line, each known from the next query on; row 0 sits where the query (row 4) is.
+MEMORY_ROWS = np.array([[3.5], [0.0], [1.0], [2.0], [3.5]])
+MEMORY_LABELS = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+
+
+@pytest.mark.parametrize(("memory", "expected"), [(None, 10.0), (5, 10.0), (4, 10.0), (3, 40.0), (1, 40.0)])
+def test_a_bounded_memory_forgets_the_oldest_known_rows(memory, expected) -> None:
+    # query 4 knows rows 0..3; the last 3 known are rows 1..3, whose nearest is row 3 (label 40); with row 0
+    # remembered (memory 4 exactly the knowledge base, or more) its distance 0 wins (label 10)
+    got = predict_as_submitted(MEMORY_ROWS, MEMORY_LABELS, np.arange(5) + 1, np.array([4]), n_neighbors=1, width=1.0,
+                               memory=memory)
+    assert got.mean.tolist() == [expected] and got.known.tolist() == [min(4, memory or 4)]
+
+
+def test_a_memory_smaller_than_k_uses_the_rows_it_holds() -> None:
+    # memory 2 at query 4: rows 2 and 3 only, though k = 3; equal kernel weights with a wide kernel
+    got = predict_as_submitted(MEMORY_ROWS, MEMORY_LABELS, np.arange(5) + 1, np.array([4]), n_neighbors=3, width=1e6,
+                               memory=2)
+    assert got.mean.tolist() == pytest.approx([35.0]) and got.known.tolist() == [2]
+
+
+def test_a_memory_as_large_as_every_past_predicts_as_no_memory() -> None:
+    rng = np.random.default_rng(5)
+    embedded, labels = rng.normal(size=(600, 3)), rng.normal(size=600)
+    first = np.arange(600) + 1 + rng.integers(0, 40, size=600)
+    queries = np.arange(300, 600)
+    whole = predict_as_submitted(embedded, labels, first, queries, n_neighbors=5, width=0.7)
+    bounded = predict_as_submitted(embedded, labels, first, queries, n_neighbors=5, width=0.7, memory=600)
+    # the same neighbours; distances from the index and from a direct search differ in the last bits only
+    np.testing.assert_allclose(bounded.mean, whole.mean, rtol=1e-9, atol=1e-12)
+    assert bounded.known.tolist() == whole.known.tolist()
+
+
+@pytest.mark.parametrize("memory", [0, -3, True])
+def test_a_memory_below_1_is_refused(memory) -> None:
+    with pytest.raises(ConfigError, match="the knowledge base's size \\(memory\\) must be at least 1"):
+        predict_as_submitted(MEMORY_ROWS, MEMORY_LABELS, np.arange(5) + 1, np.array([4]), n_neighbors=1, width=1.0,
+                             memory=memory)
+
+
+def test_a_bounded_memory_searches_on_one_thread_of_each_pool(monkeypatch) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen: dict[str, set[int]] = {}
+    inner = online._predict_sliding
+
+    def spy(*args):
+        for pool in threadpool_info():
+            seen.setdefault(pool["user_api"], set()).add(pool["num_threads"])
+        return inner(*args)
+
+    monkeypatch.setattr(online, "_predict_sliding", spy)
+    with threadpool_limits(limits=2):
+        predict_as_submitted(MEMORY_ROWS, MEMORY_LABELS, np.arange(5) + 1, np.array([4]), n_neighbors=1, width=1.0,
+                             memory=2)
+    assert seen["openmp"] == {1} and seen["blas"] == {1}

@@ -79,8 +79,10 @@ def test_with_promises_fills_the_first_rows_and_leaves_the_rest_nan() -> None:
 
     frame = pd.DataFrame({"job_id": [10, 11, 12], "x": [1, 2, 3]})
     got = with_promises(frame, _trace(HAND), 2, 2)
-    assert PROMISE == "promised_wait_s" and list(got.columns) == ["job_id", "x", "promised_wait_s"]
+    assert PROMISE == "promised_wait_s" and list(got.columns) == ["job_id", "x", "promised_wait_s", "replay_wait_s"]
     assert got[PROMISE].tolist()[:2] == [0.0, 90.0] and np.isnan(got[PROMISE].iloc[2])
+    # every job runs its request: the replay keeps its promises
+    assert got["replay_wait_s"].tolist()[:2] == [0.0, 90.0] and np.isnan(got["replay_wait_s"].iloc[2])
     assert got["x"].tolist() == [1, 2, 3] and PROMISE not in frame  # a new frame
     assert with_promises(frame, _trace(HAND), 2, 3)[PROMISE].tolist() == [0.0, 90.0, 130.0]
 
@@ -131,3 +133,21 @@ def test_the_replay_stops_at_the_last_job_asked_for(monkeypatch) -> None:
     assert replayed[1] == ([10, 11, 12], 2, "conservative")
     assert promised_waits(trace, np.array([13]), max_procs=2).tolist() == [120.0]
     assert replayed[2][0] == [10, 11, 12, 13]
+
+
+def test_the_replay_gives_each_job_its_own_wait_beside_its_promise():
+    # A asks for 100 s and ends at 40: B, promised 100 (a wait of 90), starts at 40 (a wait of 30); C, promised
+    # 150 (130), starts once B ends at 90 (70)
+    early = _trace([(10, 0, 40, 2, 100), *HAND[1:]])
+    promised, waited = promises.replayed_waits(early, np.array([10, 11, 12]), max_procs=2)
+    assert promised.tolist() == [0.0, 90.0, 130.0] and waited.tolist() == [0.0, 30.0, 70.0]
+
+
+def test_the_replay_label_replaces_the_wait_and_when_it_became_known():
+    frame = pd.DataFrame({"submit_s": [0.0, 10.0], "wait_s": [5.0, 6.0], "wait_known_at": [5.0, 16.0],
+                          promises.REPLAY_WAIT: [30.0, np.nan]})
+    got = promises.with_replay_label(frame)
+    assert got["wait_s"].tolist()[0] == 30.0 and np.isnan(got["wait_s"].iat[1])
+    assert got["wait_known_at"].tolist()[0] == 30.0 and got["log_wait_s"].tolist() == [5.0, 6.0]
+    with pytest.raises(promises.ConfigError, match="replay_wait_s"):
+        promises.with_replay_label(frame.drop(columns=promises.REPLAY_WAIT))

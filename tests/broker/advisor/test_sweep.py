@@ -101,7 +101,7 @@ def test_a_cell_without_a_fitted_cutoff_has_no_line_in_the_table() -> None:
     table = sweep_table(grid, [advise_cell(grid[0].config, grid[0].seed)])
     assert math.isnan(table["log_alpha"].iloc[0]) and table["beta"].iloc[0] == 0.0
     assert not table["cutoff_used"].iloc[0] and table["options"].iloc[0] == "knn, promises off, weights=correlation, " \
-                                                                            "k=20, width=0.1, cutoff off"
+                                                                            "k=20, width=0.1, cutoff off, label=log"
     assert table["jobs_to_cloud"].iloc[0] == table["no_cutoff_jobs_to_cloud"].iloc[0]
 
 
@@ -248,7 +248,7 @@ def recorded(monkeypatch) -> tuple[list, list]:
 
 CELL = {"trace": "t.swf", "tune": 7, "skip": 20, "evaluate": 30, "speeds": ["linear:0.5", "linear:2"],
         "model": "gbm", "promises": False, "weights": "search", "k": 9, "width": 0.25, "cutoff": False,
-        "search_iterations": 3}
+        "search_iterations": 3, "count": "jobs", "label": "log"}
 
 
 def test_a_cell_hands_every_option_of_its_configuration_to_the_evaluation(recorded) -> None:
@@ -257,8 +257,9 @@ def test_a_cell_hands_every_option_of_its_configuration_to_the_evaluation(record
     assert frames == [("t.swf", None)]  # no promises: the features alone
     frame, speeds, kwargs = calls[0]
     assert frame == "frame of t.swf" and [s.overhead for s in speeds] == [0.5, 2.0]
-    assert kwargs == {"protocol": Protocol(tune=7, skip=20, evaluate=30), "k": 9, "width": 0.25, "cutoff": False,
-                      "model": "gbm", "promises": False, "weights": "search", "search_iterations": 3, "seed": 11}
+    assert kwargs == {"protocol": Protocol(tune=7, skip=20, evaluate=30, count="jobs"), "k": 9, "width": 0.25,
+                      "cutoff": False, "model": "gbm", "promises": False, "weights": "search", "label": "log",
+                      "search_iterations": 3, "seed": 11}
 
 
 def test_a_cell_with_promises_asks_for_them_up_to_the_end_of_its_window(recorded) -> None:
@@ -267,6 +268,12 @@ def test_a_cell_with_promises_asks_for_them_up_to_the_end_of_its_window(recorded
     assert frames == [("t.swf", 20 + 30)]
     kwargs = calls[0][2]
     assert (kwargs["promises"], kwargs["cutoff"], kwargs["seed"]) == (True, True, 0)
+
+
+def test_a_cell_on_the_replays_waits_asks_for_the_replay_up_to_the_end_of_its_window(recorded) -> None:
+    frames, calls = recorded
+    sweep.advise_cell({**CELL, "label": "replay"}, 0)
+    assert frames == [("t.swf", 20 + 30)] and calls[0][2]["label"] == "replay"
 
 
 def test_a_lenient_cell_reads_its_trace_leniently(recorded) -> None:
@@ -325,10 +332,10 @@ def test_a_trace_without_maxprocs_is_read_on_a_machine_of_its_widest_job(frames,
 
 # -- the tidy table ---------------------------------------------------------------------------------------------
 
-COLUMNS = ["options", "trace", "model", "promises", "weights", "k", "width", "cutoff", "tune", "skip", "evaluate",
-           "seed", "rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used", "log_alpha", "beta",
-           "s_max", "scenario", "s", "jobs_to_cloud", "jobs_local", "saved_time_s", "no_cutoff_jobs_to_cloud",
-           "no_cutoff_saved_time_s", "oracle_jobs_to_cloud", "oracle_saved_time_s"]
+COLUMNS = ["options", "trace", "model", "promises", "weights", "k", "width", "cutoff", "label", "tune", "skip",
+           "evaluate", "count", "seed", "rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used",
+           "log_alpha", "beta", "s_max", "scenario", "s", "jobs_to_cloud", "jobs_local", "saved_time_s",
+           "no_cutoff_jobs_to_cloud", "no_cutoff_saved_time_s", "oracle_jobs_to_cloud", "oracle_saved_time_s"]
 
 
 def _scenario(name: str, s: float, sent: int) -> dict[str, Any]:
@@ -339,7 +346,8 @@ def _scenario(name: str, s: float, sent: int) -> dict[str, Any]:
 
 def _grid() -> tuple[list[Cell], list[dict[str, Any]]]:
     base = {"tune": 1, "skip": 2, "evaluate": 3, "speeds": ["linear:0.5", "linear:2"], "model": "knn",
-            "promises": False, "weights": "correlation", "k": 20, "width": 0.1, "cutoff": True}
+            "promises": False, "weights": "correlation", "k": 20, "width": 0.1, "cutoff": True, "label": "log",
+            "count": "entries"}
     grid = [Cell("advisor-test", {**base, "trace": "logs/a.swf"}, 4),
             Cell("advisor-test", {**base, "trace": "other/b.swf.gz"}, 5)]
     results = [{"rmse_wait_s": 1.5, "rmse_run_s": 2.5, "cutoff_used": True,

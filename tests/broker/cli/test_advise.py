@@ -45,7 +45,12 @@ def test_advise_refuses_in_one_line(tmp_path: Path) -> None:
                         (("--tune", "600", "--skip", "500"), "--tune 600 must not exceed --skip 500"),
                         (("--speed", "fast"), "linear:O or table:FILE"),
                         (("--model", "svm"), "--model must be knn or gbm"),
-                        (("--speed", f"table:{tmp_path / 'none.csv'}"), "none.csv")]:
+                        (("--speed", f"table:{tmp_path / 'none.csv'}"), "none.csv"),
+                        (("--label", "sim"), "--label must be log or replay"),
+                        (("--count", "lines"), "--count must be entries or jobs"),
+                        (("--memory", "0"), "--memory"),
+                        (("--skip", "28000", "--evaluate", "477"), "the trace has 28,476 entries; the protocol needs "
+                                                                   "skip + evaluate = 28,477")]:
         run = cloudbroker("advise", "--trace", KTH, *args)
         assert run.code == 2 and run.err.count("\n") == 1 and words in run.err, run.err
 
@@ -61,6 +66,19 @@ def test_advise_with_promises_scores_them_alone_and_writes_them(tmp_path: Path) 
     assert (jobs["promised_wait_s"] >= 0).all()
     refused = cloudbroker("advise", "--trace", KTH, "--weights", "ga")
     assert refused.code == 2 and "--weights must be correlation or search" in refused.err
+
+
+def test_advise_learns_and_scores_the_label_it_names_and_counts_what_it_is_told(tmp_path: Path) -> None:
+    run = cloudbroker("advise", "--trace", KTH, *SMALL, "--speed", "linear:0.05", "--label", "replay", "--count",
+                      "jobs", "--memory", "500", "--json", "--out", str(tmp_path / "o"), "--format", "csv")
+    assert run.code == 0, run.err
+    out = json.loads(run.out)
+    assert (out["label"], out["count"], out["memory"], out["evaluated_jobs"]) == ("replay", "jobs", 500, 1000)
+    jobs = pd.read_csv(tmp_path / "o" / "jobs.csv")
+    assert out["rmse_wait_s"] == pytest.approx(((jobs["wait_pred_s"] - jobs["wait_s"]) ** 2).mean() ** 0.5)
+    log = json.loads(cloudbroker("advise", "--trace", KTH, *SMALL, "--speed", "linear:0.05",
+                                    "--json").out)
+    assert log["label"] == "log" and log["count"] == "entries" and log["rmse_wait_s"] != out["rmse_wait_s"]
 
 
 # -- advise sweep ----------------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("cluster", "--synthetic", "--keepalive", "always"), ("error: --keepalive: keep-alive 'always'",)),
     (("cluster", "--synthetic", "--keepalive", "fixed:2"), ("error: --keepalive: keep-alive probability",)),
     (("cluster", "--synthetic", "--charging", "hourly"), ("error: --charging: charging must be exact or wall-clock",)),
-    (("advise", "--trace", KTH, "--skip", "30000"), ("error: --skip, --evaluate: the trace has 28,475 replayable",)),
+    (("advise", "--trace", KTH, "--skip", "30000"), ("error: --skip, --evaluate: the trace has 28,476 entries",)),
     (("leasing", "--trace", KTH, "--nodes", "-3"), ("'--nodes'", "got '-3'")),
     (("leasing", "--trace", KTH, "--nodes", "0"), ("'--nodes'", "got '0'")),
     (("plan-reservations", "--growth", "-1"), ("'--growth'", "got '-1'")),
@@ -110,7 +110,8 @@ REFUSED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
      ("big-grid.toml: the [[family]] grids: 4,000,000 cells; a sweep holds at most 2,000,000",)),
     (("advise", "sweep", "--trace", KTH, "--k", ",".join(map(str, range(1, 1001))),
       "--width", ",".join(str(w / 1000) for w in range(1, 3001))),
-     ("--k (1,000) x --width (3,000) x --cutoff (1): 3,000,000 cells; a sweep holds at most 2,000,000",)),
+     ("--k (1,000) x --width (3,000) x --cutoff (1) x --label (1): 3,000,000 cells; a sweep holds at most "
+      "2,000,000",)),
     (("elastic", "sweep", "--trace", LPC, "--seeds", "10000", "--lambda",
       ",".join(str(x / 10000) for x in range(10000))),
      ("40,000 learning runs x --seeds 10,000 and the rules: 400,000,014 cells",)),

@@ -143,11 +143,12 @@ def test_the_advisor_section_takes_its_protocol_from_the_advisors_fitting_rule(
     path = write_swf(frame, tmp_path / "a.swf", {"MaxProcs": 256})
     asked: list[int] = []
 
-    def fitting(n: int) -> Protocol:
-        asked.append(n)
-        return Protocol(tune=100, skip=300, evaluate=200)
+    def fitting(n: int, count: str) -> Protocol:
+        asked.append((n, count))
+        return Protocol(tune=100, skip=300, evaluate=200, count=count)
 
     monkeypatch.setattr(Protocol, "fitting", staticmethod(fitting))
     s = advisor.run(ReportInput(path, frame, read_swf(path).header, "a", "a.swf", 256, 0), Budget(600.0))
-    assert asked == [2000]
+    assert asked == [(2000, "jobs")]  # the budget cuts the trace by jobs: the windows count jobs
     assert (s.numbers["tune"], s.numbers["skip"], s.numbers["evaluate"]) == (100, 300, 200)
+    assert s.numbers["label"] == "log" and "--label log --count jobs" in s.commands[0][1]

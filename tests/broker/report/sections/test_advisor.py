@@ -27,7 +27,9 @@ def test_the_advisor_counts_only_positive_savings_and_rounds_hours_half_to_even(
                           "saved_time_s": [0.5, 5400.0, 0.0, 12600.0, -1.0],
                           "oracle_saved_time_s": [1.0, 19800.0, 0.0, 27000.0, 0.0]})
     summary, advice = advisor._texts(table, 1234.5, 99.5)
-    assert summary == "Predictions miss waits by 0.343 h and run times by 0.0276 h (RMSE)."
+    assert summary == ("Predictions miss the log's waits by 0.343 h and run times by 0.0276 h (RMSE): the waits this "
+                       "site's own scheduler gave, which a move to the cloud saves, not those of a simulated "
+                       "scheduler.")
     # paying: 2.0 (0.5 s), 0.5 (1.5 h), 1.0 (3.5 h); the slowest 2.0, the fastest 0.5
     assert advice == ("Use the advisor while the cloud slows a job by at most 2 per processor: it saves its users 0 h "
                       "there (the oracle 0 h) and 2 h at 0.5 (the oracle 6 h).")
@@ -82,9 +84,11 @@ def test_the_advisor_on_2000_jobs_with_recorded_waits(tmp_path: Path) -> None:
     assert (table["jobs_to_cloud"] <= 1000).all() and (table["oracle_saved_time_s"] >= 0).all()
     assert n["speeds"] == table.to_dict(orient="records") and n["rmse_wait_s"] > 0 and n["rmse_run_s"] > 0
     assert s.commands == [("every figure of the section",
-                           "cloudbroker advise --trace a.swf --tune 500 --skip 1000 --evaluate 1000 --json")]
+                           "cloudbroker advise --trace a.swf --label log --count jobs --tune 500 --skip 1000 "
+                           "--evaluate 1000 --json")]
     # the page's command, in one process, is the reference for the predictions (local time of day included)
-    run = cloudbroker("advise", "--trace", str(path), "--tune", "500", "--skip", "1000", "--evaluate", "1000", "--json")
+    run = cloudbroker("advise", "--trace", str(path), "--label", "log", "--count", "jobs", "--tune", "500", "--skip",
+                      "1000", "--evaluate", "1000", "--json")
     assert run.code == 0, run.err
     got = json.loads(run.out)
     assert (n["rmse_wait_s"], n["rmse_run_s"]) == pytest.approx((got["rmse_wait_s"], got["rmse_run_s"]), rel=1e-12)
