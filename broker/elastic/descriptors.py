@@ -19,7 +19,8 @@ so the two coincide; with the oracle, the second lets a learner prefer short job
 reward a third kind, the most urgent job (the oldest among equals), makes ``6 G`` slots: the
 shortest job may have lost its ``W`` already (a 0-second job that waited has ``W = 0``).
 
-**Network inputs** (:func:`encode`): times as ``log1p(t / 60) / 10`` (about 0..1 from a second to a
+**Network inputs** (:func:`encode`): with the wait reward the state also carries what the waiting
+costs (:func:`queue_cost`). Times as ``log1p(t / 60) / 10`` (about 0..1 from a second to a
 year), cores as a fraction of the nominal pool, shares and flags as they are.
 """
 
@@ -116,10 +117,22 @@ def scale_time(seconds: np.ndarray | float) -> np.ndarray:
     return np.log1p(np.asarray(seconds, dtype=np.float64) / 60.0) / 10.0
 
 
-def state_inputs(world: ElasticWorld, decision: Decision) -> np.ndarray:
-    """The state as a network sees it: times scaled, idle cores over the nominal pool, the group shares."""
+def state_inputs(world: ElasticWorld, decision: Decision, wait: bool = False) -> np.ndarray:
+    """The state as a network sees it: times scaled, idle cores over the nominal pool, the group shares.
+
+    With ``wait`` (the wait reward) also what the waiting costs: the waiting jobs and the sum of their
+    urgencies (the W they lose per minute), both over the nominal pool (:func:`queue_cost`).
+    """
     raw = state(world, decision)
-    return np.concatenate([scale_time(raw[:3]), [raw[3] / float(world.pool.cores)], raw[4:]])
+    head = np.concatenate([scale_time(raw[:3]), [raw[3] / float(world.pool.cores)], raw[4:]])
+    return np.concatenate([head, queue_cost(world, decision)]) if wait else head
+
+
+def queue_cost(world: ElasticWorld, decision: Decision) -> np.ndarray:
+    """``[waiting jobs, sum of their urgencies]`` over the nominal pool's cores."""
+    queued = decision.queued
+    hurry = urgency(world.est.of(queued), decision.now - world.jobs.submit[queued]).sum() if len(queued) else 0.0
+    return np.array([len(queued), hurry]) / float(world.pool.cores)
 
 
 def encode(world: ElasticWorld, decision: Decision, jobs: np.ndarray, cores: np.ndarray | None = None,
@@ -128,7 +141,7 @@ def encode(world: ElasticWorld, decision: Decision, jobs: np.ndarray, cores: np.
 
     With ``wait`` the job's wait descriptors follow its run time.
     """
-    head = state_inputs(world, decision)
+    head = state_inputs(world, decision, wait)
     nominal = float(world.pool.cores)
     groups = world.jobs.n_groups
     job = job_features(world, jobs, decision.now if wait else None)
@@ -143,7 +156,7 @@ def encode(world: ElasticWorld, decision: Decision, jobs: np.ndarray, cores: np.
 
 def input_size(groups: int, elastic: bool, wait: bool = False) -> int:
     """The length of :func:`encode`'s rows."""
-    return 4 + groups + 2 + groups + 3 * int(wait) + int(elastic)
+    return 4 + groups + 2 + groups + 5 * int(wait) + int(elastic)
 
 
 def levels(low: int, high: int, count: int) -> np.ndarray:

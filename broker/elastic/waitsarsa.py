@@ -8,7 +8,10 @@ looks free; and a pool size is one more input of a joint action whose reward bar
   the waiting jobs (and, elastic, the idle cores held), so passing a job over costs at once.
 - **Jobs**: the candidates are the slots with the urgent kind
   (:func:`broker.elastic.descriptors.slots` with ``wait=True``) and each is described by its wait so
-  far, ``W`` now and urgency (:func:`broker.elastic.descriptors.encode`). The job network is the
+  far, ``W`` now and urgency; the state gains what the waiting costs, the number of waiting jobs and
+  the sum of their urgencies (:func:`broker.elastic.descriptors.encode` with ``wait``): without it
+  the readout credits the dispatched job for losses that come from the queue (an urgent job is
+  dispatched just when a fresh burst waits) and learns no preference. The job network is the
   paper's (an echo state network read out by ridge regression, batch SARSA, EDF pre-training).
 - **Sizes** (elastic pools): the size is its own action with its own network and transitions. A
   *size decision* is taken at a decision at which the pool may change and either the last size
@@ -22,7 +25,8 @@ looks free; and a pool size is one more input of a joint action whose reward bar
   ``size_explore``; then the network decides (epsilon-greedy, the job learner's ``epsilon``),
   re-trained every ``size_retrain_every`` size decisions.
 
-The size network's inputs: the state (:func:`broker.elastic.descriptors.state_inputs`), the demand
+The size network's inputs: the state with what the waiting costs
+(:func:`broker.elastic.descriptors.state_inputs` with ``wait``), the demand
 and the candidate size over the nominal pool, the size's headroom over the demand ``(size - d) /
 max(d, 1)`` (clipped to ``[-1, 4]``), the jobs submitted over the last ``hold_s`` over the nominal
 pool, and whether the candidate keeps the size.
@@ -94,7 +98,7 @@ class WaitSarsaAgent:
         self.rng = np.random.default_rng(draw_seed)
         self.teacher = RulePolicy("edf", seed=teacher_seed)
         self.decisions = self.trainings = 0
-        size_width = 4 + groups + SIZE_INPUTS
+        size_width = 4 + groups + 2 + SIZE_INPUTS
         self.size_esn = self._network(size_width, size_seed)
         self.size_memory = Transitions(size_width + len(self.size_esn.read))
         self.size_decisions = 0
@@ -164,7 +168,7 @@ class WaitSarsaAgent:
         """The size network's inputs of each candidate size (module docstring)."""
         nominal = float(world.pool.cores)
         demand = decision.running + len(decision.queued)
-        head = np.concatenate([state_inputs(world, decision), [demand / nominal,
+        head = np.concatenate([state_inputs(world, decision, wait=True), [demand / nominal,
                                                                 self._recent(decision, world) / nominal]])
         sizes = np.asarray(sizes, dtype=np.float64)
         own = np.column_stack([sizes / nominal, np.clip((sizes - demand) / max(demand, 1), -1.0, 4.0),
