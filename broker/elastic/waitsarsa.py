@@ -102,6 +102,7 @@ class WaitSarsaAgent:
         self.size_esn = self._network(size_width, size_seed)
         self.size_memory = Transitions(size_width + len(self.size_esn.read))
         self.size_decisions = 0
+        self.first_size_step = -1  # the decision of the first size decision (its step's reward is the first it gets)
         self._size_next = -math.inf
         self._arrivals: deque[float] = deque()
         self._seen = 0  # jobs submitted so far, as decisions have seen them
@@ -202,6 +203,8 @@ class WaitSarsaAgent:
         else:
             i = int(np.argmax(self.size_esn.q(u_all)))
         u = u_all[i]
+        if k == 0:
+            self.first_size_step = self.decisions - 1
         self.size_memory.remember(k, self.size_esn.features(u, self.size_esn.step(u))[0])
         self.size_memory.rewards[k] = 0.0
         self.size_decisions = k + 1
