@@ -13,9 +13,9 @@ from broker.elastic.descriptors import (
     job_features,
     levels,
     n_slots,
+    queue_cost,
     scale_time,
     slots,
-    queue_cost,
     state,
     urgency,
 )

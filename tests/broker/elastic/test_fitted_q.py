@@ -29,7 +29,7 @@ def _env(n: int = 150) -> ElasticEnv:
 
 def test_a_slots_row_is_the_head_its_table_row_and_its_index() -> None:
     env = _env()
-    obs, info = env.reset()
+    obs, _info = env.reset()
     rows = SlotRows(env)
     got = rows(obs, np.array([1]))[0]
     head = len(obs) - env.n_slots * env.columns

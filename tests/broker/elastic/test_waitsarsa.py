@@ -3,6 +3,8 @@ candidate sizes by hand, a pool without a ceiling, determinism."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -62,7 +64,7 @@ def test_a_size_decision_is_taken_when_the_hold_is_over_or_the_demand_exceeds_th
     agent.size_candidates = spy  # type: ignore[method-assign]
     run_episode(ElasticWorld(jobs, pool), 0.5, agent.decide, agent.observe, "wait")
     assert agent.size_decisions == len(times) > 5
-    for (before, _, _), (now, demand, size) in zip(times, times[1:], strict=False):
+    for (before, _, _), (now, demand, size) in itertools.pairwise(times):
         assert now >= before + 300 or demand > size
 
 
