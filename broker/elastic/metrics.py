@@ -8,7 +8,8 @@ job over the pool's core-seconds from the first submission to the last terminati
 cores, core-hours, and the pool against the demand (:func:`size_against_demand`: the correlation of the
 pool's size with the running + waiting jobs, sampled every ``DEMAND_STEP_S``). How often a decision with a
 choice took the oldest waiting job
-(``share_oldest_first``: 1 for FCFS). Fairness: the mean of ``F``
+(``share_oldest_first``: 1 for FCFS), and how often a decision with both classes waiting took an interactive
+job (``share_interactive_when_both``: the signature of the paper's reward, issue 34). Fairness: the mean of ``F``
 (:func:`broker.elastic.rewards.fairness`, with each
 job's actual run time) at each counted job's start, replayed from the schedule.
 
@@ -67,6 +68,7 @@ class ElasticSummary(SummaryMixin):
     share_oldest_first: float | None = None
     trainings: int = 0
     reward: str = "paper"
+    share_interactive_when_both: float | None = None
     demand_mean: float | None = None
     size_demand_corr: float | None = None
     undefined: dict[str, str] = field(default_factory=dict)
@@ -154,6 +156,8 @@ def summarize(world: ElasticWorld, *, policy: str, lam: float, trim: int = 500,
     sizes = [s for _, s in world.sizes]
     demand, corr = size_against_demand(jobs.submit, world.end, world.sizes, world.t0, end)
     undefined = dict(undefined)
+    if not world.mixed:
+        undefined["share_interactive_when_both"] = "no decision had both classes waiting"
     if corr is None:
         undefined["size_demand_corr"] = ("the pool's size or the demand never changed" if pool.elastic
                                          else "a rigid pool keeps its size")
@@ -167,6 +171,7 @@ def summarize(world: ElasticWorld, *, policy: str, lam: float, trim: int = 500,
         resizes=len(sizes) - 1, core_hours=core_s / 3600.0, span_s=span,
         share_oldest_first=world.oldest_first / world.contested if world.contested else None, trainings=trainings,
         reward=reward, demand_mean=demand, size_demand_corr=corr,
+        share_interactive_when_both=world.mixed_interactive / world.mixed if world.mixed else None,
         undefined=undefined if world.contested else {**undefined, "share_oldest_first": "no decision had a choice"})
     table = pd.DataFrame({"job_id": jobs.ids, "submit": jobs.submit, "start": world.start, "end": world.end,
                           "wait": wait, "runtime": jobs.runtime, "group": np.asarray(jobs.groups)[jobs.group]

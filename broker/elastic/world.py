@@ -220,6 +220,8 @@ class ElasticWorld(World[Decision, Action, PoolRecord]):
         self.running: dict[int, float] = {}  # job -> dispatch time
         self.submitted = self.done = self.decisions = 0
         self.contested = self.oldest_first = 0  # decisions with more than one job waiting; those that took the oldest
+        self.waiting_interactive = 0  # interactive jobs in the queue
+        self.mixed = self.mixed_interactive = 0  # decisions with both classes waiting; those that took an interactive
         self.work_done = 0.0
         self._core_s, self._core_t = 0.0, self.t0
         groups = jobs.n_groups
@@ -317,6 +319,10 @@ class ElasticWorld(World[Decision, Action, PoolRecord]):
         if len(decision.queued) > 1:
             self.contested += 1
             self.oldest_first += int(job == decision.queued[0])
+        if 0 < self.waiting_interactive < len(decision.queued):
+            self.mixed += 1
+            self.mixed_interactive += int(self.interactive[job])
+        self.waiting_interactive -= int(self.interactive[job])
         self.queue.remove(job)
         self._dispatch(t, job)
         self._check = True
@@ -345,6 +351,7 @@ class ElasticWorld(World[Decision, Action, PoolRecord]):
         if j + 1 < len(self._submit):
             self.kernel.schedule(self._submit[j + 1], SUBMIT, j + 1)
         self.queue.add(j)
+        self.waiting_interactive += int(self.interactive[j])
         self.submitted += 1
 
     def _on_done(self, t: float, j: int) -> None:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from broker.elastic.episode import Episode, run_episode
+from broker.elastic.metrics import summarize
 from broker.elastic.rules import RulePolicy
 from broker.elastic.wait import WaitBook, w_lost
 from broker.elastic.world import Action, ElasticWorld, PoolConfig
@@ -104,3 +105,19 @@ def test_a_rule_runs_the_same_schedule_under_either_reward() -> None:
     paper = run_episode(ElasticWorld(THREE, PoolConfig(1)), 0.5, RulePolicy("sjf").decide).world
     wait = run_episode(ElasticWorld(THREE, PoolConfig(1)), 0.5, RulePolicy("sjf").decide, reward="wait").world
     assert paper.start.tolist() == wait.start.tolist()
+
+
+def test_the_share_of_interactive_picks_when_both_classes_wait_by_hand() -> None:
+    # at 100 B (interactive) and C (batch) wait: the only decision with both classes waiting
+    for picks, share in (([0, 1, 2], 1.0), ([0, 2, 1], 0.0)):
+        episode = Episode(ElasticWorld(THREE, PoolConfig(1)), 0.5, "wait")
+        decision = episode.start()
+        for job in picks:
+            assert decision is not None
+            decision, _ = episode.step(Action(job))
+        summary = summarize(episode.world, policy="hand", lam=0.5, trim=0).summary
+        assert (episode.world.mixed, summary.share_interactive_when_both) == (1, share)
+    one = summarize(run_episode(ElasticWorld(core_jobs([0], [10], [0]), PoolConfig(1)), 0.5,
+                                RulePolicy("fcfs").decide).world, policy="fcfs", lam=0.5, trim=0).summary
+    assert one.share_interactive_when_both is None
+    assert one.undefined["share_interactive_when_both"] == "no decision had both classes waiting"
