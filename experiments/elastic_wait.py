@@ -1,7 +1,9 @@
 """Issue 34's tables: the paper's reward and the wait reward, beside the rules, on LPC-EGEE and a LAL-like workload.
 
     python experiments/elastic_wait.py --store results/elastic-wait --part rigid      # ~25 min on one core
-    python experiments/elastic_wait.py --store results/elastic-wait --part elastic    # ~40 min
+    python experiments/elastic_wait.py --store results/elastic-wait --part elastic --only window   # ~10 min
+    python experiments/elastic_wait.py --store results/elastic-wait --part elastic --only whole --paper-seeds 1 \
+        --ceilings none                                                                # ~20 min
     python experiments/elastic_wait.py --store results/elastic-wait --part lal        # ~10 min
     python experiments/elastic_wait.py --store results/elastic-wait --part mechanism  # ~5 min
     python experiments/elastic_wait.py --store results/elastic-wait --part fqi        # ~15 min
@@ -126,14 +128,14 @@ def rigid(store: Path, workload: str, seeds: list[int]) -> list[str]:
     return lines
 
 
-def elastic(store: Path, workload: str, seeds: list[int]) -> list[str]:
+def elastic(store: Path, workload: str, seeds: list[int], paper_seeds: list[int], ceilings: list[Any]) -> list[str]:
     """The elastic table of one workload."""
     lines = [f"elastic, {workload}: " + " | ".join(ELASTIC_COLUMNS)]
     lines.append(row("threshold (FCFS)", [run(store, workload, "elastic", "threshold")], ELASTIC_COLUMNS))
     lines.append(row("threshold + SJF", [run(store, workload, "elastic", "sjf")], ELASTIC_COLUMNS))
     lines.append(row("SARSA, paper reward, ceiling 162",
-                     [run(store, workload, "elastic", "sarsa", "paper", s) for s in seeds], ELASTIC_COLUMNS))
-    for ceiling in ("none", None):
+                     [run(store, workload, "elastic", "sarsa", "paper", s) for s in paper_seeds], ELASTIC_COLUMNS))
+    for ceiling in ceilings:
         label = "no ceiling" if ceiling == "none" else "ceiling 162"
         lines.append(row(f"SARSA, wait reward, {label}",
                          [run(store, workload, "elastic", "sarsa", "wait", s, ceiling) for s in seeds],
@@ -226,15 +228,19 @@ def main() -> None:
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--part", choices=("rigid", "elastic", "lal", "mechanism", "fqi"), required=True)
     parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--paper-seeds", default=None, help="the paper learner's seeds (default: --seeds)")
+    parser.add_argument("--ceilings", default="none,162", help="the wait learner's ceilings on an elastic pool")
     parser.add_argument("--workloads", default="1,2,3,4,5")
     parser.add_argument("--only", choices=("whole", "window"), default=None)
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     lal_seeds = [int(s) for s in args.workloads.split(",")]
+    paper_seeds = [int(s) for s in args.paper_seeds.split(",")] if args.paper_seeds else seeds
+    ceilings = [None if c == "162" else c for c in args.ceilings.split(",")]
     lpc = [args.only] if args.only else ["window", "whole"]
     parts: dict[str, Callable[[], list[str]]] = {
         "rigid": lambda: [line for w in lpc for line in rigid(args.store, w, seeds)],
-        "elastic": lambda: [line for w in lpc for line in elastic(args.store, w, seeds)],
+        "elastic": lambda: [line for w in lpc for line in elastic(args.store, w, seeds, paper_seeds, ceilings)],
         "lal": lambda: lal(args.store, lal_seeds),
         "mechanism": lambda: mechanism(args.store, seeds),
         "fqi": lambda: fqi(args.store, lal_seeds),
