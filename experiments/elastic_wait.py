@@ -132,6 +132,8 @@ def elastic(store: Path, workload: str, seeds: list[int], paper_seeds: list[int]
     """The elastic table of one workload."""
     lines = [f"elastic, {workload}: " + " | ".join(ELASTIC_COLUMNS)]
     lines.append(row("threshold (FCFS)", [run(store, workload, "elastic", "threshold")], ELASTIC_COLUMNS))
+    lines.append(row("threshold (FCFS), no ceiling", [run(store, workload, "elastic", "threshold", max_cores="none")],
+                     ELASTIC_COLUMNS))
     lines.append(row("threshold + SJF", [run(store, workload, "elastic", "sjf")], ELASTIC_COLUMNS))
     lines.append(row("SARSA, paper reward, ceiling 162",
                      [run(store, workload, "elastic", "sarsa", "paper", s) for s in paper_seeds], ELASTIC_COLUMNS))
@@ -156,6 +158,8 @@ def lal(store: Path, workloads: list[int]) -> list[str]:
         f"{w}: {b - a:+.3f}" for w, a, b in zip(workloads, fcfs, wait, strict=True)))
     lines.append("elastic, LAL-like: " + " | ".join(ELASTIC_COLUMNS))
     lines.append(row("threshold (FCFS)", [run(store, w, "elastic", "threshold") for w in names], ELASTIC_COLUMNS))
+    lines.append(row("threshold (FCFS), no ceiling", [run(store, w, "elastic", "threshold", max_cores="none")
+                                                      for w in names], ELASTIC_COLUMNS))
     lines.append(row("threshold + SJF", [run(store, w, "elastic", "sjf") for w in names], ELASTIC_COLUMNS))
     lines.append(row("SARSA, paper reward, ceiling 162", [run(store, w, "elastic", "sarsa", "paper", 1) for w in names],
                      ELASTIC_COLUMNS))
