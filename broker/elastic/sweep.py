@@ -37,8 +37,7 @@ DAY = 86400.0
 #: The one-core views this process has built, by (trace, parallel) (at most two).
 VIEWS: Memo[CoreJobs] = Memo(size=2)
 #: What a cell's row carries besides its configuration and seed.
-FIGURES = (*JOB_FIGURES, "utilization", "mean_cores", "peak_cores", "core_hours", "jobs", "decisions", "trainings",
-           "size_demand_corr")
+FIGURES = (*JOB_FIGURES, "utilization", "mean_cores", "peak_cores", "core_hours", "jobs", "decisions", "trainings")
 #: The figures that are counts.
 INTEGERS = ("peak_cores", "jobs", "decisions", "trainings")
 
