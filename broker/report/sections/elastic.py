@@ -46,6 +46,19 @@ def _cost(n: int, runs: tuple[tuple[str, str, Reward], ...] = RUNS) -> float:
     return estimate("elastic_rule", n, runs=len(runs) - learners) + estimate("elastic_sarsa", n, runs=learners)
 
 
+def _fitting(runs: tuple[tuple[str, str, Reward], ...], budget: Budget,
+             least: int) -> tuple[tuple[tuple[str, str, Reward], ...], bool]:
+    """``runs``, or without the wait learner when even the smallest slice of all of them does not fit.
+
+    The section then runs as before issue 34 rather than not at all; the second value says whether
+    the wait learner was left out.
+    """
+    if _cost(least, runs) <= budget.share_left:
+        return runs, False
+    kept = tuple(r for r in runs if r[2] != "wait")
+    return kept, len(kept) < len(runs)
+
+
 def label(mode: str, policy: str, reward: str) -> str:
     """How a run is named: ``policy (mode)``, ``sarsa-wait (elastic)`` for the wait reward."""
     return f"{policy}{'-wait' if reward == 'wait' else ''} ({mode})"
@@ -58,6 +71,10 @@ def run(inp: ReportInput, budget: Budget, runs: tuple[tuple[str, str, Reward], .
     if len(every) < LEAST:
         section.status, section.why = "not applicable", f"{len(every):,} core-jobs, fewer than {LEAST:,}"
         return section
+    runs, dropped = _fitting(runs, budget, min(len(every), LEAST))
+    if dropped:
+        section.skipped_parts.append(f"SARSA on the wait reward: its run does not fit the budget left "
+                                     f"({budget.share_left:.0f} s) beside the others'")
     n = budget.slice("the elastic pool", lambda k: _cost(k, runs), min(len(every), MOST), least=LEAST)
     if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]

@@ -92,3 +92,15 @@ def test_the_elastic_section_sets_the_wait_learner_beside_the_autoscaler() -> No
     assert elastic._texts(table)[1].endswith("; SARSA on the wait reward is level in W for 10% more core-hours.")
     assert elastic.label("elastic", "sarsa", "wait") == "sarsa-wait (elastic)"
     assert elastic.label("rigid", "fcfs", "paper") == "fcfs (rigid)"
+
+
+def test_the_wait_learner_is_left_out_before_the_section_is_skipped() -> None:
+    class Share:
+        share_left = 0.0
+
+    budget = Share()
+    budget.share_left = elastic._cost(5000, elastic.PAPER_RUNS) + 0.01  # the paper's runs fit, not all four
+    runs, dropped = elastic._fitting(elastic.RUNS, budget, 5000)  # type: ignore[arg-type]
+    assert runs == elastic.PAPER_RUNS and dropped
+    budget.share_left = elastic._cost(5000, elastic.RUNS)  # exactly enough for all four
+    assert elastic._fitting(elastic.RUNS, budget, 5000) == (elastic.RUNS, False)  # type: ignore[arg-type]
