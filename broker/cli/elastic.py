@@ -213,14 +213,17 @@ def elastic_cmd(
     _print_run(payload)
 
 
-def sizes_chosen(periods: pd.DataFrame, top: int = 10) -> dict[str, float]:
-    """The pool sizes held longest, each with its share of the run's time (the ``top`` ones, largest share first)."""
+def sizes_chosen(periods: pd.DataFrame, top: int = 10) -> list[list[float]]:
+    """The pool sizes held longest: ``[cores, share of the run's time]`` pairs, the ``top`` ones, largest first.
+
+    Ties keep the smaller size first; an empty span gives no pair.
+    """
     span = (periods["end_s"] - periods["start_s"]).groupby(periods["cores"]).sum()
     total = float(span.sum())
     if total <= 0:
-        return {}
+        return []
     shares = (span / total).sort_values(ascending=False, kind="stable").head(top)
-    return {str(cores): round(float(share), 4) for cores, share in shares.items()}
+    return [[int(cores), round(float(share), 4)] for cores, share in shares.items()]  # type: ignore[call-overload]
 
 
 def _figures(result: Any, out_dir: Path, title: str) -> None:
