@@ -22,6 +22,7 @@ from broker.cli import backends, inputs
 from broker.cli.console import out
 from broker.cli.files import write_result
 from broker.elastic import sweep as elastic_sweep
+from broker.elastic.episode import REWARDS
 from broker.elastic.estimate import ESTIMATES
 from broker.elastic.metrics import native_figures
 from broker.elastic.sarsa import SarsaConfig
@@ -30,6 +31,7 @@ from broker.elastic.world import PoolConfig
 from broker.sweep import bounded, cells
 from workloads.cores import CoreJobs, cores_view
 from workloads.errors import ConfigError
+from workloads.lal import lal_workload
 from workloads.swf import SwfTrace
 
 elastic_app = typer.Typer(help="A pool of cores for grid jobs: which job runs next and how many cores to rent "
@@ -47,6 +49,40 @@ SHOWN = ("w_interactive_mean", "w_interactive_std", "w_batch_mean", "w_batch_std
          "fairness_mean")
 
 
+def max_cores_of(text: str | None) -> tuple[int | None, bool]:
+    """``--max-cores``: ``None`` (twice --cores), a number of cores, or ``none`` (no ceiling); and whether none."""
+    if text is None:
+        return None, False
+    if text.strip().lower() == "none":
+        return None, True
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_CORES:
+        raise typer.BadParameter(f"--max-cores takes a number of cores in [1, {MAX_CORES:,}] or none, got {text!r}")
+    return value, False
+
+
+def _window(every: CoreJobs, label: str, first_day: float, days: float | None, limit_jobs: int | None) -> CoreJobs:
+    jobs = every
+    if len(jobs) and (first_day or days is not None):
+        jobs = jobs.window(float(jobs.submit[0]) + first_day * 86400.0, (days or math.inf) * 86400.0)
+    if limit_jobs is not None:
+        jobs = jobs.head(limit_jobs)
+    if len(every) and not len(jobs):  # refused before the view's counts are printed: one line
+        span = "to the end" if days is None else f"--days {days:g}"
+        raise ConfigError(f"{label}: no job submitted in the window (--first-day {first_day:g}, {span})")
+    return jobs
+
+
+def synthetic_jobs(name: str, seed: int) -> CoreJobs:
+    """The one-core jobs of a named generator (``lal``: :func:`workloads.lal.lal_workload`)."""
+    if name != "lal":
+        raise typer.BadParameter(f"--synthetic takes lal, got {name!r}")
+    return cores_view(lal_workload(seed=seed))[0]
+
+
 def _check_parallel(parallel: str) -> None:
     if parallel not in ("expand", "one"):
         raise typer.BadParameter("--parallel must be expand or one")
@@ -60,14 +96,7 @@ def _jobs(swf: SwfTrace, trace: str, parallel: str, first_day: float, days: floa
                                    origin=float(swf.header.unix_start_time or 0))
     except ConfigError as exc:
         raise inputs.in_options(exc, {"parallel": "--parallel"}) from exc
-    jobs = every
-    if len(jobs) and (first_day or days is not None):
-        jobs = jobs.window(float(jobs.submit[0]) + first_day * 86400.0, (days or math.inf) * 86400.0)
-    if limit_jobs is not None:
-        jobs = jobs.head(limit_jobs)
-    if len(every) and not len(jobs):  # refused before the view's counts are printed: one line
-        span = "to the end" if days is None else f"--days {days:g}"
-        raise ConfigError(f"{trace}: no job submitted in the window (--first-day {first_day:g}, {span})")
+    jobs = _window(every, trace, first_day, days, limit_jobs)
     counts = inputs.kept(report, trace, swf)
     return jobs, counts
 
@@ -76,9 +105,17 @@ def _jobs(swf: SwfTrace, trace: str, parallel: str, first_day: float, days: floa
 def elastic_cmd(
     ctx: typer.Context,
     trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. LPC-EGEE-2004-1.2-cln).")] = None,
+    synthetic: Annotated[str | None, typer.Option(help="A generated workload instead of a trace: lal (the paper's "
+                                                       "LAL log's shape, Table 1).")] = None,
+    workload_seed: Annotated[int, typer.Option(min=0, max=2**63 - 1, help="Seed of --synthetic.")] = 0,
     mode: Annotated[str, typer.Option(help="rigid (a fixed pool) or elastic (the policy sizes it).")] = "rigid",
-    policy: Annotated[str, typer.Option(help="sarsa (the learner), fcfs, sjf, edf (orders; on an elastic pool with "
-                                             "the threshold autoscaler) or threshold (elastic only).")] = "sarsa",
+    policy: Annotated[str, typer.Option(help="sarsa (the learner), fcfs, sjf, edf, greedy-w, urgent (orders; on an "
+                                             "elastic pool with the threshold autoscaler) or threshold (elastic "
+                                             "only).")] = "sarsa",
+    reward: Annotated[str, typer.Option(help="The learner's reward: paper (a dispatch earns its job's W when it "
+                                             "ends, as written) or wait (each decision is charged the W its step "
+                                             "costs the waiting jobs, and on an elastic pool the idle cores).")]
+    = "paper",
     cores: Annotated[int, typer.Option(min=1, max=MAX_CORES, help="The rigid pool's cores, or the elastic "
                                                                   "pool's first size.")] = 81,
     lam: Annotated[float, typer.Option("--lambda", min=0, max=1, callback=inputs.finite,
@@ -87,8 +124,8 @@ def elastic_cmd(
     estimate: Annotated[str, typer.Option(help="Run times known in advance (oracle) or the class median over "
                                                "the last 1000 completions (median).")] = "oracle",
     min_cores: Annotated[int, typer.Option(min=1, max=MAX_CORES, help="Elastic: never fewer cores.")] = 30,
-    max_cores: Annotated[int | None, typer.Option(min=1, max=MAX_CORES, help="Elastic: never more cores "
-                                                                             "(default: twice --cores).")] = None,
+    max_cores: Annotated[str | None, typer.Option(help="Elastic: never more cores (default: twice --cores; none: no "
+                                                       "ceiling, as in the paper).")] = None,
     hold: Annotated[float, typer.Option(min=0, max=1e9, callback=inputs.finite,
                                         help="Elastic: seconds a size holds before it may change.")] = 900.0,
     levels: Annotated[int, typer.Option(min=1, max=1000, help="Pool sizes the learner chooses among.")] = 17,
@@ -117,8 +154,10 @@ def elastic_cmd(
     """Replay a trace's jobs on a rigid or elastic pool of cores; `elastic sweep` for grids."""
     if ctx.invoked_subcommand is not None:
         return
-    if trace is None:
-        raise typer.BadParameter("--trace is required")
+    if (trace is None) == (synthetic is None):
+        raise typer.BadParameter("pass exactly one of --trace or --synthetic")
+    if reward not in REWARDS:
+        raise typer.BadParameter(f"--reward must be one of {', '.join(REWARDS)}")
     if mode not in ("rigid", "elastic"):
         raise typer.BadParameter("--mode must be rigid or elastic")
     if policy not in ELASTIC_POLICIES:
@@ -127,9 +166,15 @@ def elastic_cmd(
         raise typer.BadParameter("--policy threshold sizes an elastic pool: add --mode elastic")
     if estimate not in ESTIMATES:
         raise typer.BadParameter(f"--estimate must be one of {', '.join(ESTIMATES)}")
+    ceiling, unbounded = max_cores_of(max_cores)
+    if unbounded and mode != "elastic":
+        raise typer.BadParameter("--max-cores none is for an elastic pool: add --mode elastic")
+    if unbounded and policy == "sarsa" and reward == "paper":
+        raise typer.BadParameter("--max-cores none: the paper's learner spreads its sizes over [--min-cores, "
+                                 "--max-cores]; give a ceiling or use --reward wait")
     try:
-        pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=max_cores, hold_s=hold,
-                          estimate=estimate)
+        pool = PoolConfig(cores, elastic=mode == "elastic", min_cores=min_cores, max_cores=ceiling, hold_s=hold,
+                          estimate=estimate, no_ceiling=unbounded)
         sarsa = SarsaConfig(pretrain=pretrain, retrain_every=retrain_every, levels=levels)
     except ValueError as exc:
         raise inputs.in_options(exc, WORDS) from exc
@@ -137,26 +182,48 @@ def elastic_cmd(
     fmt_ = inputs.table_format(fmt)
     started = time.perf_counter()
     _check_parallel(parallel)
-    jobs, counts = _jobs(inputs.trace(trace, lenient, strict), trace, parallel, first_day, days, limit_jobs)
+    if synthetic is not None:
+        label = f"{synthetic} (seed {workload_seed})"
+        jobs = _window(synthetic_jobs(synthetic, workload_seed), label, first_day, days, limit_jobs)
+        counts: dict[str, Any] = {"jobs_in": len(jobs), "jobs_kept": len(jobs), "workload_seed": workload_seed}
+    else:
+        assert trace is not None
+        label = trace
+        jobs, counts = _jobs(inputs.trace(trace, lenient, strict), trace, parallel, first_day, days, limit_jobs)
     if not len(jobs):
-        inputs.nothing_to_run(counts, trace, as_json=as_json, out_dir=out_dir)
+        inputs.nothing_to_run(counts, label, as_json=as_json, out_dir=out_dir)
         return
     with inputs.progress("elastic", len(jobs)) as recorder:
-        result = run_elastic(jobs, pool, policy, lam=lam, seed=seed, sarsa=sarsa, trim=trim, recorder=recorder)
+        result = run_elastic(jobs, pool, policy, lam=lam, seed=seed, sarsa=sarsa, trim=trim, reward=reward,
+                             recorder=recorder)
     native, native_undefined, without_wait = native_figures(jobs, pool.interactive_s, trim)
-    payload = {"trace": trace, **counts, "tasks": len(jobs), "first_day": first_day, "days": days, "parallel": parallel,
+    payload = {"trace": label, **counts, "tasks": len(jobs), "first_day": first_day, "days": days, "parallel": parallel,
                **result.summary.to_dict(), "seed": seed, "hold_s": hold,
                "sarsa": sarsa.to_dict() if policy == "sarsa" else None,
+               "sizes_chosen": sizes_chosen(result.instances) if pool.elastic else None,
                "native": {**native, "jobs_without_wait": without_wait, "undefined": native_undefined},
                "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         with inputs.writing("--out", out_dir):
             write_result(result, out_dir, fmt=fmt_, summary=payload)
-            _figures(result, out_dir, f"{policy} on {Path(trace).name} ({mode}, {cores} cores)")
+            _figures(result, out_dir, f"{policy} on {Path(label).name} ({mode}, {cores} cores)")
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
         return
     _print_run(payload)
+
+
+def sizes_chosen(periods: pd.DataFrame, top: int = 10) -> list[list[float]]:
+    """The pool sizes held longest: ``[cores, share of the run's time]`` pairs, the ``top`` ones, largest first.
+
+    Ties keep the smaller size first; an empty span gives no pair.
+    """
+    span = (periods["end_s"] - periods["start_s"]).groupby(periods["cores"]).sum()
+    total = float(span.sum())
+    if total <= 0:
+        return []
+    shares = (span / total).sort_values(ascending=False, kind="stable").head(top)
+    return [[int(cores), round(float(share), 4)] for cores, share in shares.items()]  # type: ignore[call-overload]
 
 
 def _figures(result: Any, out_dir: Path, title: str) -> None:
@@ -176,13 +243,13 @@ def _number(value: Any) -> str:
 
 def _print_run(payload: dict[str, Any]) -> None:
     table = Table(title=f"{payload['policy']} on {payload['trace']}: {payload['mode']} pool, {payload['cores']} cores, "
-                        f"lambda {payload['lam']:g}, {payload['estimate']} run times")
+                        f"lambda {payload['lam']:g}, {payload['estimate']} run times, {payload['reward']} reward")
     for col in ("figure", "this run", "the log's own schedule"):
         table.add_column(col, justify="left" if col == "figure" else "right")
     for key in SHOWN:
         table.add_row(key, _number(payload[key]), _number(payload["native"][key]))
-    for key in ("utilization", "mean_cores", "peak_cores", "core_hours", "jobs", "jobs_counted", "decisions",
-                "wall_s"):
+    for key in ("utilization", "mean_cores", "peak_cores", "size_demand_corr", "core_hours", "jobs", "jobs_counted",
+                "decisions", "wall_s"):
         table.add_row(key, _number(payload[key]), "")
     out.print(table)
 

@@ -5,8 +5,11 @@ end, the ramp-up and draining). Per class (interactive: run time below 900 s): t
 ``W`` (mean, standard deviation, share above 0.9); for interactive jobs the queueing delay (mean,
 standard deviation, share over 2 minutes). For the pool: utilization (the execution time of every
 job over the pool's core-seconds from the first submission to the last termination), mean and peak
-cores, core-hours. How often a decision with a choice took the oldest waiting job
-(``share_oldest_first``: 1 for FCFS). Fairness: the mean of ``F``
+cores, core-hours, and the pool against the demand (:func:`size_against_demand`: the correlation of the
+pool's size with the running + waiting jobs, sampled every ``DEMAND_STEP_S``). How often a decision with a
+choice took the oldest waiting job
+(``share_oldest_first``: 1 for FCFS), and how often a decision with both classes waiting took an interactive
+job (``share_interactive_when_both``: the signature of the paper's reward, issue 34). Fairness: the mean of ``F``
 (:func:`broker.elastic.rewards.fairness`, with each
 job's actual run time) at each counted job's start, replayed from the schedule.
 
@@ -31,6 +34,8 @@ from workloads.cores import CoreJobs
 
 #: An interactive job that waits longer than this is not answered "quickly" (the paper's 2 minutes).
 QUICK_S = 120.0
+#: How often the pool's size is compared with the demand (s).
+DEMAND_STEP_S = 300.0
 #: The responsiveness the paper counts jobs above.
 W_GOOD = 0.9
 #: The job figures, in the order a table prints them.
@@ -49,7 +54,7 @@ class ElasticSummary(SummaryMixin):
     estimate: str
     cores: int
     min_cores: int
-    max_cores: int
+    max_cores: int | None
     jobs: int
     jobs_counted: int
     decisions: int
@@ -62,6 +67,10 @@ class ElasticSummary(SummaryMixin):
     span_s: float
     share_oldest_first: float | None = None
     trainings: int = 0
+    reward: str = "paper"
+    share_interactive_when_both: float | None = None
+    demand_mean: float | None = None
+    size_demand_corr: float | None = None
     undefined: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -133,7 +142,7 @@ def fairness_at_starts(start: np.ndarray, runtime: np.ndarray, group: np.ndarray
 
 
 def summarize(world: ElasticWorld, *, policy: str, lam: float, trim: int = 500,
-              trainings: int = 0) -> Result[ElasticSummary]:
+              trainings: int = 0, reward: str = "paper") -> Result[ElasticSummary]:
     """The result of a finished run of ``world``."""
     jobs, pool = world.jobs, world.pool
     n = len(jobs)
@@ -145,20 +154,52 @@ def summarize(world: ElasticWorld, *, policy: str, lam: float, trim: int = 500,
     core_s = world.core_seconds(end)
     span = end - world.t0
     sizes = [s for _, s in world.sizes]
+    demand, corr = size_against_demand(jobs.submit, world.end, world.sizes, world.t0, end)
+    undefined = dict(undefined)
+    if not world.mixed:
+        undefined["share_interactive_when_both"] = "no decision had both classes waiting"
+    if corr is None:
+        undefined["size_demand_corr"] = ("the pool's size or the demand never changed" if pool.elastic
+                                         else "a rigid pool keeps its size")
     summary = ElasticSummary(
         policy=policy, mode="elastic" if pool.elastic else "rigid", lam=lam, estimate=pool.estimate,
-        cores=pool.cores, min_cores=pool.min_cores if pool.elastic else pool.cores, max_cores=pool.ceiling,
+        cores=pool.cores, min_cores=pool.min_cores if pool.elastic else pool.cores,
+        max_cores=None if pool.no_ceiling else pool.ceiling,
         jobs=n, jobs_counted=int(keep.sum()), decisions=world.decisions, figures=figures,
         utilization=float(jobs.runtime.sum() / core_s) if core_s > 0 else 0.0,
         mean_cores=core_s / span if span > 0 else float(world.size), peak_cores=max(sizes),
         resizes=len(sizes) - 1, core_hours=core_s / 3600.0, span_s=span,
         share_oldest_first=world.oldest_first / world.contested if world.contested else None, trainings=trainings,
+        reward=reward, demand_mean=demand, size_demand_corr=corr,
+        share_interactive_when_both=world.mixed_interactive / world.mixed if world.mixed else None,
         undefined=undefined if world.contested else {**undefined, "share_oldest_first": "no decision had a choice"})
     table = pd.DataFrame({"job_id": jobs.ids, "submit": jobs.submit, "start": world.start, "end": world.end,
                           "wait": wait, "runtime": jobs.runtime, "group": np.asarray(jobs.groups)[jobs.group]
                           if jobs.groups else jobs.group, "interactive": world.interactive,
                           "w": responsiveness(jobs.runtime, wait), "fairness": fair, "counted": keep})
     return Result(summary, table, pool_periods(world.sizes, end))
+
+
+Sizes = list[tuple[float, int]] | tuple[tuple[float, int], ...]
+
+
+def size_against_demand(submit: np.ndarray, end: np.ndarray, sizes: Sizes, t0: float, t1: float,
+                        step_s: float = DEMAND_STEP_S) -> tuple[float | None, float | None]:
+    """The mean demand (running + waiting jobs) and its correlation with the pool's size.
+
+    Both are sampled every ``step_s`` from ``t0`` to ``t1`` (s); the correlation is ``None`` when
+    either is constant, both ``None`` for an empty span.
+    """
+    if not t1 > t0:
+        return None, None
+    grid = np.arange(t0, t1, step_s)
+    demand = (np.searchsorted(np.sort(submit), grid, side="right")
+              - np.searchsorted(np.sort(end), grid, side="right")).astype(np.float64)
+    times = np.array([t for t, _ in sizes])
+    size = np.array([c for _, c in sizes], dtype=np.float64)[np.searchsorted(times, grid, side="right") - 1]
+    if demand.std() == 0 or size.std() == 0:
+        return float(demand.mean()), None
+    return float(demand.mean()), float(np.corrcoef(size, demand)[0, 1])
 
 
 def pool_periods(sizes: list[tuple[float, int]], end: float) -> pd.DataFrame:

@@ -8,6 +8,12 @@ Job orders (which waiting job runs next):
   responsiveness at 0.9 or above: ``submit + estimate * (1 / 0.9 - 1)`` (the paper pre-trains on
   an earliest-deadline-first policy without saying which deadline; this one is the paper's own
   "W > 0.9" target turned into a time).
+- ``greedy-w``: the highest responsiveness now, ``e / (e + w)`` for estimate ``e`` and wait ``w``
+  (ties: the oldest) — the myopic rule of the paper's reward, which pays a dispatch the ``W`` of
+  its job: it shows that reward's signature (it passes over short jobs that have waited).
+- ``urgent``: the highest urgency, the ``W`` lost per further minute of wait (``60 W^2 / e``, at
+  most 1: :func:`broker.elastic.descriptors.urgency`; ties: the oldest) — the myopic rule of the
+  wait reward.
 
 Pool sizing (elastic pools only), the **threshold autoscaler**: when the pool may change, grow it to
 the demand (running plus waiting jobs, within the allowed range) whenever that is more than it has;
@@ -23,10 +29,12 @@ import math
 
 import numpy as np
 
+from broker.elastic.descriptors import urgency
+from broker.elastic.rewards import responsiveness
 from broker.elastic.world import Action, Decision, ElasticWorld
 from workloads.errors import ConfigError
 
-ORDERS = ("fcfs", "sjf", "edf")
+ORDERS = ("fcfs", "sjf", "edf", "greedy-w", "urgent")
 #: The responsiveness an EDF deadline keeps.
 W_TARGET = 0.9
 
@@ -41,6 +49,11 @@ def pick(order: str, decision: Decision, world: ElasticWorld) -> int:
         return int(queued[np.argmin(estimate)])
     if order == "edf":
         return int(queued[np.argmin(world.jobs.submit[queued] + estimate * (1.0 / W_TARGET - 1.0))])
+    wait = decision.now - world.jobs.submit[queued]
+    if order == "greedy-w":
+        return int(queued[np.argmax(responsiveness(estimate, wait))])
+    if order == "urgent":
+        return int(queued[np.argmax(urgency(estimate, wait))])
     raise ConfigError(f"job order must be one of {', '.join(ORDERS)}, got {order!r}")
 
 

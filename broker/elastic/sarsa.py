@@ -78,10 +78,7 @@ class SarsaAgent:
                                     ridge=config.ridge, seed=net_seed)
         self.rng = np.random.default_rng(draw_seed)
         self.teacher = RulePolicy("edf", sizing=elastic, explore=config.epsilon, seed=teacher_seed)
-        self._phi = np.empty((0, input_size(groups, elastic) + len(self.esn.read)))
-        self._rewards = np.empty(0)
-        self._gram = Gram(self._phi.shape[1])
-        self._learnt = np.empty(0, dtype=np.int64)  # the transitions in the Gram matrix, in the order added
+        self.memory = Transitions(input_size(groups, elastic) + len(self.esn.read))
         self.decisions = 0
         self.trainings = 0
 
@@ -102,7 +99,7 @@ class SarsaAgent:
             u = u_all[i]
             resize = self.elastic and sizes is not None and int(sizes[i]) != decision.size
             action = Action(int(jobs[i]), int(sizes[i]) if resize and sizes is not None else None)
-        self._remember(n, self.esn.features(u, self.esn.step(u))[0])
+        self.memory.remember(n, self.esn.features(u, self.esn.step(u))[0])
         self.decisions = n + 1
         if self.decisions == self.config.pretrain:
             self.train(self.config.sweeps)
@@ -113,8 +110,7 @@ class SarsaAgent:
 
     def observe(self, rewards: list[tuple[int, float]]) -> None:
         """Rewards of earlier decisions that became complete."""
-        for n, r in rewards:
-            self._rewards[n] = r
+        self.memory.observe(rewards)
 
     def candidates(self, decision: Decision, world: ElasticWorld) -> tuple[np.ndarray, np.ndarray | None]:
         """Every (slot job, pool size) pair offered at ``decision``, as two aligned arrays (sizes ``None``: rigid)."""
@@ -127,37 +123,63 @@ class SarsaAgent:
         return np.repeat(jobs, len(sizes)), np.tile(sizes, len(jobs))
 
     def train(self, sweeps: int) -> int:
-        """Re-train the readout ``sweeps`` times on every complete transition; returns how many there were.
+        """Re-train the readout ``sweeps`` times on every complete transition; returns how many there were."""
+        used = self.memory.train(self.esn, self.decisions, sweeps, gamma=self.config.gamma, eta=self.config.eta,
+                                 ridge=self.config.ridge)
+        self.trainings += sweeps if used else 0
+        return used
 
-        A transition ``n`` is complete once its reward is known and decision ``n + 1`` was taken. Its
-        features never change, so they join the readout's Gram matrix once; the targets are
-        recomputed with the current readout at every sweep.
+
+class Transitions:
+    """A SARSA learner's transitions: each one's readout features and reward, and the readout's Gram matrix.
+
+    Transition ``n`` (the ``n``-th action) is complete once its reward is known and action ``n + 1``
+    was taken. Its features never change, so they join the Gram matrix once; the targets are
+    recomputed with the current readout at every sweep.
+    """
+
+    def __init__(self, width: int) -> None:
+        self.phi = np.empty((0, width))
+        self.rewards = np.empty(0)
+        self.gram = Gram(width)
+        self.learnt = np.empty(0, dtype=np.int64)  # the transitions in the Gram matrix, in the order added
+
+    def remember(self, n: int, phi: np.ndarray) -> None:
+        """Action ``n`` was taken with readout features ``phi``."""
+        if n >= len(self.phi):
+            grow = max(1024, len(self.phi))
+            self.phi = np.vstack([self.phi, np.empty((grow, self.phi.shape[1]))])
+            self.rewards = np.concatenate([self.rewards, np.full(grow, math.nan)])
+        self.phi[n] = phi
+
+    def observe(self, rewards: list[tuple[int, float]]) -> None:
+        """Rewards of earlier actions, by number."""
+        for n, r in rewards:
+            self.rewards[n] = r
+
+    def train(self, esn: EchoStateNetwork, taken: int, sweeps: int, *, gamma: float, eta: float,
+              ridge: float) -> int:
+        """Fit ``esn``'s readout ``sweeps`` times to the SARSA targets; returns how many transitions there were.
+
+        The targets are ``Q_n + eta (r_n + gamma Q_n+1 - Q_n)`` of the complete transitions among the
+        first ``taken`` actions.
         """
-        n = self.decisions
-        phi, r = self._phi[:n], self._rewards[:n]
+        n = taken
+        phi, r = self.phi[:n], self.rewards[:n]
         complete = np.zeros(n, dtype=bool)
         if n > 1:
             complete[:-1] = ~np.isnan(r[:-1])
         fresh = complete.copy()
-        fresh[self._learnt] = False
-        gamma, eta = self.config.gamma, self.config.eta
+        fresh[self.learnt] = False
         with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only contend
             if fresh.any():
-                self._gram.add(phi[fresh])
-                self._learnt = np.concatenate([self._learnt, np.flatnonzero(fresh)])
-            usable = self._learnt
+                self.gram.add(phi[fresh])
+                self.learnt = np.concatenate([self.learnt, np.flatnonzero(fresh)])
+            usable = self.learnt
             if not len(usable):
                 return 0
             for _ in range(sweeps):
-                q = self.esn.value(phi)
+                q = esn.value(phi)
                 target = q[usable] + eta * (r[usable] + gamma * q[usable + 1] - q[usable])
-                self.esn.coef, self.esn.intercept = self._gram.solve(phi[usable], target, self.config.ridge)
-                self.trainings += 1
+                esn.coef, esn.intercept = self.gram.solve(phi[usable], target, ridge)
         return len(usable)
-
-    def _remember(self, n: int, phi: np.ndarray) -> None:
-        if n >= len(self._phi):
-            grow = max(1024, len(self._phi))
-            self._phi = np.vstack([self._phi, np.empty((grow, self._phi.shape[1]))])
-            self._rewards = np.concatenate([self._rewards, np.full(grow, math.nan)])
-        self._phi[n] = phi

@@ -15,10 +15,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from broker.elastic.episode import run_episode
+from broker.elastic.episode import REWARDS, Reward, run_episode
 from broker.elastic.metrics import ElasticSummary, summarize
-from broker.elastic.rules import RulePolicy
+from broker.elastic.rules import ORDERS, RulePolicy
 from broker.elastic.sarsa import SarsaAgent, SarsaConfig
+from broker.elastic.waitsarsa import SizeConfig, WaitSarsaAgent
 from broker.elastic.world import Action, Decision, ElasticWorld, PoolConfig
 from broker.sim.recorder import Recorder
 from broker.sim.result import Result
@@ -41,24 +42,27 @@ Builder = Callable[..., ElasticPolicy]
 
 
 def _order(order: str) -> Builder:
-    def build(groups: int, elastic: bool, *, seed: Any = 0, config: Any = None) -> ElasticPolicy:
+    def build(groups: int, elastic: bool, *, seed: Any = 0, config: Any = None, **_: Any) -> ElasticPolicy:
         return RulePolicy(order, sizing=elastic, seed=seed)
     return build
 
 
-def _threshold(groups: int, elastic: bool, *, seed: Any = 0, config: Any = None) -> ElasticPolicy:
+def _threshold(groups: int, elastic: bool, *, seed: Any = 0, config: Any = None, **_: Any) -> ElasticPolicy:
     if not elastic:
         raise ConfigError("the threshold autoscaler sizes an elastic pool: use --mode elastic (or fcfs on a rigid one)")
     return RulePolicy("fcfs", sizing=True, seed=seed)
 
 
-def _sarsa(groups: int, elastic: bool, *, seed: Any = 0, config: SarsaConfig | None = None) -> ElasticPolicy:
+def _sarsa(groups: int, elastic: bool, *, seed: Any = 0, config: SarsaConfig | None = None,
+           reward: Reward = "paper", hold_s: float = 900.0, sizing: SizeConfig | None = None) -> ElasticPolicy:
+    if reward == "wait":
+        return WaitSarsaAgent(groups, elastic, config, sizing, hold_s=hold_s, seed=seed)
     return SarsaAgent(groups, elastic, config, seed=seed)
 
 
 def _registry() -> Registry[Builder]:
     reg: Registry[Builder] = Registry("elastic policy")
-    for order in ("fcfs", "sjf", "edf"):
+    for order in ORDERS:
         reg.register(order, _order(order))
     reg.register("threshold", _threshold)
     reg.register("sarsa", _sarsa)
@@ -71,16 +75,26 @@ ELASTIC_POLICIES = _registry()
 
 def run_elastic(jobs: CoreJobs, pool: PoolConfig, policy: str = "fcfs", *, lam: float = 0.5,
                 seed: int | np.random.SeedSequence | None = 0, sarsa: SarsaConfig | None = None, trim: int = 500,
-                recorder: Recorder | None = None, validate: bool = False) -> Result[ElasticSummary]:
+                reward: Reward = "paper", sizing: SizeConfig | None = None, recorder: Recorder | None = None,
+                validate: bool = False) -> Result[ElasticSummary]:
     """Replay ``jobs`` on ``pool`` under the named ``policy`` (``lam``: the reward's weight of responsiveness).
 
-    ``seed`` seeds the learner (network, exploration); ``trim`` jobs at each end are left out of the
-    statistics; ``validate`` checks the world's invariants after every instant and dispatch.
+    ``reward`` is the paper's or the wait reward (:mod:`broker.elastic.episode`; a learner learns from
+    it, a rule ignores it); ``seed`` seeds the learner (network, exploration); ``sizing`` sets the
+    wait learner's size learner; ``trim`` jobs at each end are left out of the statistics;
+    ``validate`` checks the world's invariants after every instant and dispatch.
     """
     if trim < 0:
         raise ConfigError(f"trim must be >= 0 jobs, got {trim}")
-    agent = ELASTIC_POLICIES.get(policy)(jobs.n_groups, pool.elastic, seed=seed, config=sarsa)
+    if reward not in REWARDS:
+        raise ConfigError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+    if policy == "sarsa" and reward == "paper" and pool.no_ceiling:
+        raise ConfigError("the paper's learner spreads its pool sizes over [min_cores, max_cores]: give a ceiling "
+                          "(or use the wait reward, whose sizes follow the demand)")
+    agent = ELASTIC_POLICIES.get(policy)(jobs.n_groups, pool.elastic, seed=seed, config=sarsa, reward=reward,
+                                         hold_s=pool.hold_s, sizing=sizing)
     world = ElasticWorld(jobs, pool, recorder=recorder, validate=validate)
     observe = getattr(agent, "observe", None)
-    run_episode(world, lam, agent.decide, observe)
-    return summarize(world, policy=agent.name, lam=lam, trim=trim, trainings=getattr(agent, "trainings", 0))
+    run_episode(world, lam, agent.decide, observe, reward)
+    return summarize(world, policy=agent.name, lam=lam, trim=trim, trainings=getattr(agent, "trainings", 0),
+                     reward=reward)

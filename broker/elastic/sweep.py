@@ -5,7 +5,8 @@ learner's) and the trace it names; a worker reads each trace once (:data:`VIEWS`
 keys (all JSON): ``trace`` (a path or registry name), ``parallel`` (``expand`` or ``one``),
 ``first_day`` and ``days`` (the window of submissions, in days from the first job; ``days`` null:
 to the end), ``limit`` (the window's first jobs only; null: all), ``mode``, ``policy``, ``cores``,
-``min_cores``, ``max_cores`` (null: twice ``cores``), ``hold_s``, ``lam``, ``estimate``, ``trim``.
+``min_cores``, ``max_cores`` (null: twice ``cores``; ``"none"``: no ceiling), ``hold_s``, ``lam``,
+``estimate``, ``trim``, ``reward`` (``paper`` when absent, so the cells of earlier sweeps keep their keys).
 :func:`sweep_table` gives one row per cell; :func:`configs` builds a grid. ::
 
     grid = cells(configs(trace, modes=("rigid",), policies=("fcfs", "sarsa"), lams=(0.5, 1.0)),
@@ -60,9 +61,12 @@ def window(trace: str, parallel: str = "expand", first_day: float = 0.0, days: f
 
 def pool_of(config: Mapping[str, Any]) -> PoolConfig:
     """The pool a configuration describes."""
+    unbounded = config.get("max_cores") == "none"
     return PoolConfig(int(config.get("cores", 81)), elastic=config.get("mode", "rigid") == "elastic",
-                      min_cores=int(config.get("min_cores", 30)), max_cores=config.get("max_cores"),
-                      hold_s=float(config.get("hold_s", 900.0)), estimate=config.get("estimate", "oracle"))
+                      min_cores=int(config.get("min_cores", 30)),
+                      max_cores=None if unbounded else config.get("max_cores"),
+                      hold_s=float(config.get("hold_s", 900.0)), estimate=config.get("estimate", "oracle"),
+                      no_ceiling=unbounded)
 
 
 def elastic_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
@@ -70,7 +74,7 @@ def elastic_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     jobs = window(str(config["trace"]), str(config.get("parallel", "expand")), float(config.get("first_day", 0.0)),
                   config.get("days"), config.get("limit"), bool(config.get("lenient")))
     result = run_elastic(jobs, pool_of(config), str(config["policy"]), lam=float(config.get("lam", 0.5)), seed=seed,
-                         trim=int(config.get("trim", 500)))
+                         trim=int(config.get("trim", 500)), reward=config.get("reward", "paper"))
     summary = result.summary.to_dict()
     return {name: summary[name] for name in FIGURES}
 

@@ -16,8 +16,8 @@ pool has for the next period.
   constraints: a size holds at least ``hold_s`` (15 minutes) before it may change again, and it is
   never below ``min_cores`` (30) nor below the running jobs (plus the one being dispatched); it is
   never above ``max_cores`` (not in the paper, which names no ceiling: a site's quota; default
-  twice ``cores``). The pool starts at ``cores``. A shrink removes idle cores only; running jobs are
-  never stopped.
+  twice ``cores``; ``no_ceiling`` runs without one, as the paper does). The pool starts at
+  ``cores``. A shrink removes idle cores only; running jobs are never stopped.
 
 A pausable state machine (a :class:`~broker.sim.world.World`): :meth:`ElasticWorld.advance` runs to
 the next decision and returns a :class:`Decision`; :meth:`ElasticWorld.act` dispatches the
@@ -44,6 +44,8 @@ from workloads.cores import CoreJobs
 from workloads.errors import ConfigError
 
 DONE, SUBMIT, HOLD_END = range(3)
+#: The ceiling of a pool without one (a billion cores: never reached by a log's demand).
+UNBOUNDED = 10**9
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +65,13 @@ class PoolConfig:
     interactive_s: float = 900.0
     estimate: Estimate = "oracle"
     window: int = 1000
+    no_ceiling: bool = False
 
     def __post_init__(self) -> None:
-        if self.max_cores is None:
+        if self.no_ceiling and (self.max_cores is not None or not self.elastic):
+            raise ConfigError(f"no ceiling is for an elastic pool without max_cores, got max_cores {self.max_cores}"
+                              if self.max_cores is not None else "no ceiling is for an elastic pool")
+        if self.max_cores is None and not self.no_ceiling:
             object.__setattr__(self, "max_cores", 2 * self.cores)
         if self.cores < 1:
             raise ConfigError(f"a pool needs cores >= 1, got {self.cores}")
@@ -81,7 +87,9 @@ class PoolConfig:
 
     @property
     def ceiling(self) -> int:
-        """The most cores the pool may have (``cores`` for a rigid pool)."""
+        """The most cores the pool may have (``cores`` for a rigid pool; :data:`UNBOUNDED` without a ceiling)."""
+        if self.no_ceiling:
+            return UNBOUNDED
         return int(self.max_cores) if self.elastic and self.max_cores is not None else self.cores
 
 
@@ -212,6 +220,8 @@ class ElasticWorld(World[Decision, Action, PoolRecord]):
         self.running: dict[int, float] = {}  # job -> dispatch time
         self.submitted = self.done = self.decisions = 0
         self.contested = self.oldest_first = 0  # decisions with more than one job waiting; those that took the oldest
+        self.waiting_interactive = 0  # interactive jobs in the queue
+        self.mixed = self.mixed_interactive = 0  # decisions with both classes waiting; those that took an interactive
         self.work_done = 0.0
         self._core_s, self._core_t = 0.0, self.t0
         groups = jobs.n_groups
@@ -253,6 +263,10 @@ class ElasticWorld(World[Decision, Action, PoolRecord]):
     def service(self) -> np.ndarray:
         """Core-seconds each group has received so far: terminated jobs, and running ones up to now."""
         return self.served + self.run_count * self.kernel.now - self.run_start_sum
+
+    def busy_core_seconds(self) -> float:
+        """Core-seconds the jobs have run so far (terminated jobs, and running ones up to now)."""
+        return float(self.service().sum())
 
     def drain_completed(self) -> list[int]:
         """The jobs terminated since the last call, in termination order."""
@@ -305,6 +319,10 @@ class ElasticWorld(World[Decision, Action, PoolRecord]):
         if len(decision.queued) > 1:
             self.contested += 1
             self.oldest_first += int(job == decision.queued[0])
+        if 0 < self.waiting_interactive < len(decision.queued):
+            self.mixed += 1
+            self.mixed_interactive += int(self.interactive[job])
+        self.waiting_interactive -= int(self.interactive[job])
         self.queue.remove(job)
         self._dispatch(t, job)
         self._check = True
@@ -333,6 +351,7 @@ class ElasticWorld(World[Decision, Action, PoolRecord]):
         if j + 1 < len(self._submit):
             self.kernel.schedule(self._submit[j + 1], SUBMIT, j + 1)
         self.queue.add(j)
+        self.waiting_interactive += int(self.interactive[j])
         self.submitted += 1
 
     def _on_done(self, t: float, j: int) -> None:

@@ -98,9 +98,13 @@ def _elastic(n: dict[str, Any]) -> str:
         return ""
     best = max(runs, key=lambda k: (runs[k]["w_interactive_mean"], -runs[k]["core_hours"]))
     gain = runs["sarsa (elastic)"]["w_interactive_mean"] - runs["threshold (elastic)"]["w_interactive_mean"]
-    return (f"{NAMES.get(best, best)}: the highest responsiveness W {runs[best]['w_interactive_mean']:.3f} for "
+    text = (f"{NAMES.get(best, best)}: the highest responsiveness W {runs[best]['w_interactive_mean']:.3f} for "
             f"{runs[best]['core_hours']:,.0f} core-hours; SARSA {'gains' if gain > 0 else 'loses'} {abs(gain):.3f} "
-            f"in W against the threshold autoscaler.")
+            f"in W against the threshold autoscaler")
+    if "sarsa-wait (elastic)" in runs:
+        wait = runs["sarsa-wait (elastic)"]["w_interactive_mean"] - runs["threshold (elastic)"]["w_interactive_mean"]
+        text += f", on the wait reward {'gains' if wait > 0 else 'loses'} {abs(wait):.3f}"
+    return text + "."
 
 
 def _advisor(n: dict[str, Any]) -> str:

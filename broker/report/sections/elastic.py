@@ -2,7 +2,9 @@
 
 ``cloudbroker elastic``'s runs on the trace's jobs, each processor a one-core job (``--parallel
 expand``): a rigid pool of the site's M cores run first come first served, an elastic pool sized
-by the threshold autoscaler, and one sized by SARSA with an echo state network. The figures are
+by the threshold autoscaler, and one sized by SARSA with an echo state network, with the paper's
+reward as written and with the wait reward (issue 34: each decision charged the W its step costs
+the waiting jobs and the idle cores it holds; the pool without a ceiling). The figures are
 the responsiveness of interactive jobs (run time under 15 minutes): their mean ``W`` =
 run / (run + wait) (1 for a job that starts at once; higher is better) and the share that wait over
 two minutes, beside the cores paid for. The recommendation is the run with the highest ``W``.
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from broker.elastic.episode import Reward
 from broker.elastic.simulate import run_elastic
 from broker.elastic.world import PoolConfig
 from broker.report import figures
@@ -28,23 +31,51 @@ from workloads.cores import cores_view
 MOST = 50_000
 #: The fewest: the figures leave out 500 at each end.
 LEAST = 5_000
-RUNS = (("rigid", "fcfs"), ("elastic", "threshold"), ("elastic", "sarsa"))
+#: (mode, policy, reward) of each run; the label is "policy (mode)", "sarsa-wait (elastic)" for the wait reward.
+RUNS: tuple[tuple[str, str, Reward], ...] = (
+    ("rigid", "fcfs", "paper"), ("elastic", "threshold", "paper"), ("elastic", "sarsa", "paper"),
+    ("elastic", "sarsa", "wait"))
+#: The runs without the wait learner (today's section).
+PAPER_RUNS = RUNS[:3]
 SHOWN = ("w_interactive_mean", "share_interactive_wait_over_120s", "wait_interactive_mean_s", "w_batch_mean",
          "utilization", "mean_cores", "core_hours")
 
 
-def _cost(n: int) -> float:
-    return estimate("elastic_rule", n, runs=2) + estimate("elastic_sarsa", n)
+def _cost(n: int, runs: tuple[tuple[str, str, Reward], ...] = RUNS) -> float:
+    learners = sum(policy == "sarsa" for _, policy, _ in runs)
+    return estimate("elastic_rule", n, runs=len(runs) - learners) + estimate("elastic_sarsa", n, runs=learners)
 
 
-def run(inp: ReportInput, budget: Budget) -> Section:
-    """The elastic section."""
+def _fitting(runs: tuple[tuple[str, str, Reward], ...], budget: Budget,
+             least: int) -> tuple[tuple[tuple[str, str, Reward], ...], bool]:
+    """``runs``, or without the wait learner when even the smallest slice of all of them does not fit.
+
+    The section then runs as before issue 34 rather than not at all; the second value says whether
+    the wait learner was left out.
+    """
+    if _cost(least, runs) <= budget.share_left:
+        return runs, False
+    kept = tuple(r for r in runs if r[2] != "wait")
+    return kept, len(kept) < len(runs)
+
+
+def label(mode: str, policy: str, reward: str) -> str:
+    """How a run is named: ``policy (mode)``, ``sarsa-wait (elastic)`` for the wait reward."""
+    return f"{policy}{'-wait' if reward == 'wait' else ''} ({mode})"
+
+
+def run(inp: ReportInput, budget: Budget, runs: tuple[tuple[str, str, Reward], ...] = RUNS) -> Section:
+    """The elastic section (``runs``: which of :data:`RUNS`)."""
     section = Section("elastic", "An elastic pool of cores")
     every, _ = cores_view(inp.frame, parallel="expand", origin=float(inp.origin))
     if len(every) < LEAST:
         section.status, section.why = "not applicable", f"{len(every):,} core-jobs, fewer than {LEAST:,}"
         return section
-    n = budget.slice("the elastic pool", _cost, min(len(every), MOST), least=LEAST)
+    runs, dropped = _fitting(runs, budget, min(len(every), LEAST))
+    if dropped:
+        section.skipped_parts.append(f"SARSA on the wait reward: its run does not fit the budget left "
+                                     f"({budget.share_left:.0f} s) beside the others'")
+    n = budget.slice("the elastic pool", lambda k: _cost(k, runs), min(len(every), MOST), least=LEAST)
     if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
@@ -53,14 +84,17 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     trim = 500  # jobs left out of the figures at each end; every run holds at least 5,000
     floor = max(1, min(30, m // 4))
     rows: list[dict[str, Any]] = []
-    for mode, policy in RUNS:
-        budget.start(f"{policy} ({mode})", estimate("elastic_sarsa" if policy == "sarsa" else "elastic_rule", n))
-        pool = PoolConfig(m, elastic=mode == "elastic", min_cores=floor)
-        s = run_elastic(jobs, pool, policy, seed=inp.seed, trim=trim).summary.to_dict()
-        rows.append({"run": f"{policy} ({mode})", **{k: s.get(k) for k in SHOWN}})
-        section.commands.append((f"{policy} ({mode})", f"cloudbroker elastic --trace {inp.trace_cli} --mode {mode} "
-                                                       f"--policy {policy} --cores {m} --min-cores {floor} "
-                                                       f"--limit-jobs {n} --trim {trim} --seed {inp.seed} --json"))
+    for mode, policy, reward in runs:
+        name = label(mode, policy, reward)
+        budget.start(name, estimate("elastic_sarsa" if policy == "sarsa" else "elastic_rule", n))
+        wait = reward == "wait"
+        pool = PoolConfig(m, elastic=mode == "elastic", min_cores=floor, no_ceiling=wait and mode == "elastic")
+        s = run_elastic(jobs, pool, policy, seed=inp.seed, trim=trim, reward=reward).summary.to_dict()
+        rows.append({"run": name, **{k: s.get(k) for k in SHOWN}})
+        extra = " --reward wait --max-cores none" if wait else ""
+        section.commands.append((name, f"cloudbroker elastic --trace {inp.trace_cli} --mode {mode} "
+                                       f"--policy {policy} --cores {m} --min-cores {floor} "
+                                       f"--limit-jobs {n} --trim {trim} --seed {inp.seed}{extra} --json"))
     table = pd.DataFrame(rows)
     section.tables["elastic_runs"] = table
     section.numbers = {"core_jobs": n, "core_jobs_in_trace": len(every), "cores": m, "min_cores": floor,
@@ -75,7 +109,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
 
 #: How the page names each run.
 NAMES = {"fcfs (rigid)": "the site's fixed pool", "threshold (elastic)": "the threshold autoscaler",
-         "sarsa (elastic)": "SARSA"}
+         "sarsa (elastic)": "SARSA", "sarsa-wait (elastic)": "SARSA on the wait reward"}
 
 
 def _figure(table: pd.DataFrame) -> Figure:
@@ -88,6 +122,15 @@ def _figure(table: pd.DataFrame) -> Figure:
         ax.tick_params(axis="x", labelsize=7, rotation=15)
     return Figure("elastic_runs.svg", "Interactive jobs' mean responsiveness W = run / (run + wait) (1: no wait) and "
                                       "the core-hours each pool paid for.", figures.svg(fig))
+
+
+def _against_rule(w: pd.Series, hours: pd.Series, run: str, name: str) -> str:
+    """``name`` against the threshold autoscaler: the W it gains or loses and the core-hours it pays."""
+    gain, rule_h = w[run] - w["threshold (elastic)"], hours["threshold (elastic)"]
+    more = hours[run] / rule_h - 1 if rule_h else 0.0
+    paid = f"{abs(more):.0%} {'more' if more > 0 else 'fewer'} core-hours" if more else "the same core-hours"
+    verb = "gains" if gain > 0 else "loses" if gain < 0 else "is level"
+    return f"{name} {verb} {abs(gain):.3f} in W for {paid}" if gain else f"{name} is level in W for {paid}"
 
 
 def best_run(table: pd.DataFrame) -> str:
@@ -112,6 +155,8 @@ def _texts(table: pd.DataFrame) -> tuple[str, str]:
     paid = f"{abs(hours):.0%} {'more' if hours > 0 else 'fewer'} core-hours" if hours else "the same core-hours"
     learner = (f"SARSA {'gains' if gain > 0 else 'loses'} {abs(gain):.3f} in W against the threshold autoscaler for "
                f"{paid}" if gain else f"SARSA is as responsive as the threshold autoscaler for {paid}")
+    if "sarsa-wait (elastic)" in by.index:
+        learner += "; " + _against_rule(w, paid_h, "sarsa-wait (elastic)", "SARSA on the wait reward")
     row = by.loc[best]
     advice = (f"Run {NAMES[best]}: the most responsive pool (W {row['w_interactive_mean']:.3f}, "
               f"{row['core_hours']:,.0f} core-hours); {learner}.")

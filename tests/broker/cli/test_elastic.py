@@ -268,3 +268,16 @@ def test_sweep_table_keeps_each_runs_seed_exactly(swept: Path) -> None:
     text = (swept / "out" / "table.csv").read_text().splitlines()
     written = sorted(int(line.split(",")[4]) for line in text[1:4])
     assert written == seeds
+
+
+def test_the_sizes_chosen_are_the_sizes_held_longest_by_hand() -> None:
+    from broker.cli.elastic import sizes_chosen
+
+    periods = pd.DataFrame({"start_s": [0.0, 100.0, 400.0, 500.0], "end_s": [100.0, 400.0, 500.0, 1000.0],
+                            "cores": [30, 40, 30, 50]})
+    # 50 cores 500 s, 40 cores 300 s, 30 cores 100 + 100 s: of 1,000 s
+    assert sizes_chosen(periods) == [[50, 0.5], [40, 0.3], [30, 0.2]]
+    assert sizes_chosen(periods, top=1) == [[50, 0.5]]
+    tie = pd.DataFrame({"start_s": [0.0, 10.0], "end_s": [10.0, 20.0], "cores": [60, 30]})
+    assert sizes_chosen(tie) == [[30, 0.5], [60, 0.5]]  # a tie: the smaller first (groupby sorts the sizes)
+    assert sizes_chosen(pd.DataFrame({"start_s": [5.0], "end_s": [5.0], "cores": [30]})) == []

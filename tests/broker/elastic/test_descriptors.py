@@ -7,7 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from broker.elastic.descriptors import encode, input_size, job_features, levels, n_slots, scale_time, slots, state
+from broker.elastic.descriptors import (
+    encode,
+    input_size,
+    job_features,
+    levels,
+    n_slots,
+    queue_cost,
+    scale_time,
+    slots,
+    state,
+    urgency,
+)
 from broker.elastic.episode import Action
 from broker.elastic.estimate import RunTimeEstimates
 from broker.elastic.rules import RulePolicy, pick, threshold_size
@@ -216,3 +227,57 @@ def test_encode_divides_the_pool_size_in_double_precision() -> None:
     assert d is not None
     row = encode(world, d, np.array([0]), np.array([1], dtype=np.float32))[0]
     assert row[-1] == 1 / 3
+
+
+# --- the wait reward's descriptors and rules (issue 34) ---------------------------------------------------------
+
+
+def test_urgency_by_hand_and_its_edges() -> None:
+    # 60 W^2 / e per minute: 10 s fresh -> 6, capped at 1; 10 s after 90 s -> 60 (1/10)^2 / 10 = 0.06;
+    # 600 s fresh -> 0.1; a 0-second job: 1 before any wait, 0 once it has waited (its W is gone)
+    got = urgency(np.array([10.0, 10.0, 600.0, 0.0, 0.0]), np.array([0.0, 90.0, 0.0, 0.0, 1.0]))
+    assert got.tolist() == pytest.approx([1.0, 0.06, 0.1, 1.0, 0.0])
+    assert urgency(60.0, 0.0) == 1.0  # exactly 1 per minute: the cap's edge
+
+
+def test_the_wait_descriptors_and_the_urgent_slot_by_hand() -> None:
+    world, d = _at_100()  # at 150: 2 (group 1, 1000 s, waited 90), 3 (group 0, 60 s, 80), 4 (group 1, 30 s, 70)
+    features = job_features(world, np.array([2, 3, 4]), d.now)
+    assert features[:, 4].tolist() == [90.0, 80.0, 70.0]  # the wait so far
+    assert features[:, 5].tolist() == pytest.approx([1000 / 1090, 60 / 140, 30 / 100])
+    assert features[:, 6].tolist() == pytest.approx([60 * (1000 / 1090) ** 2 / 1000, 60 * (60 / 140) ** 2 / 60,
+                                                      60 * 0.3 ** 2 / 30])
+    assert n_slots(2, wait=True) == 12 and len(slots(world, d, wait=True)) == 12
+    got = slots(world, d, wait=True)
+    assert got[:8].tolist() == slots(world, d).tolist()  # the paper's slots first, unchanged
+    # urgent, by class and group (batch 0, batch 1, interactive 0, interactive 1): one job in each full one
+    assert got[8:].tolist() == [-1, 2, 3, 4]
+    assert input_size(2, True, wait=True) == input_size(2, True) + 5  # 3 of the job, 2 of the state
+    # what the waiting costs, over the 2 nominal cores: 3 jobs, their urgencies summed
+    hurry = 60 * (1000 / 1090) ** 2 / 1000 + 60 * (60 / 140) ** 2 / 60 + 60 * 0.3 ** 2 / 30
+    assert queue_cost(world, d).tolist() == pytest.approx([3 / 2, hurry / 2])
+    rows = encode(world, d, np.array([3]), wait=True)
+    assert rows.shape == (1, input_size(2, False, wait=True))
+    assert rows[0, -3:].tolist() == pytest.approx([scale_time(80.0), 60 / 140, 60 * (60 / 140) ** 2 / 60])
+
+
+def test_the_urgent_slot_prefers_the_more_urgent_and_then_the_older() -> None:
+    # one group, all interactive, at 150: 2 (100 s, waited 90), 3 (10 s, waited 80), 4 (10 s, waited 70)
+    jobs = core_jobs([0, 50, 60, 70, 80], [300, 100, 100, 10, 10], [0, 0, 0, 0, 0])
+    world = ElasticWorld(jobs, PoolConfig(2))
+    for job in (0, 1):
+        world.advance()
+        world.act(Action(job))
+    d = world.advance()
+    assert d is not None and d.queued.tolist() == [2, 3, 4]
+    # urgency: 2 -> 60 (100/190)^2 / 100 = 0.166; 3 -> 60 (10/90)^2 / 10 = 0.074; 4 -> 60 (10/80)^2 / 10 = 0.094
+    assert slots(world, d, wait=True)[4:].tolist() == [-1, 2]
+    assert pick("urgent", d, world) == 2 and pick("sjf", d, world) == 3
+    assert pick("greedy-w", d, world) == 2  # W now: 100/190 = 0.53 against 10/90 and 10/80
+
+
+def test_the_greedy_w_rule_passes_over_a_short_job_that_waited() -> None:
+    # the paper reward's signature: the 1000 s job that waited 90 s (W 0.92) goes before the 60 s job that waited
+    # 80 s (W 0.43, losing 0.184 a minute) and the 30 s one that waited 70 s (W 0.3, losing 0.18 a minute)
+    world, d = _at_100()
+    assert pick("greedy-w", d, world) == 2 and pick("urgent", d, world) == 3

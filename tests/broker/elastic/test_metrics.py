@@ -76,7 +76,8 @@ def test_a_run_summary_and_its_tables_by_hand() -> None:
                                                 "core_s": [1150.0]}
     flat = s.to_dict()
     assert flat["w_interactive_mean"] == pytest.approx((1 + 50 / 140) / 2) and "figures" not in flat
-    assert flat["policy"] == "fcfs" and flat["mode"] == "rigid" and flat["undefined"] == {}
+    assert flat["policy"] == "fcfs" and flat["mode"] == "rigid"
+    assert flat["undefined"] == {"size_demand_corr": "a rigid pool keeps its size"}
 
 
 def test_how_often_the_oldest_job_went_first() -> None:

@@ -47,7 +47,7 @@ def test_an_idle_hold_of_0_is_allowed() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"order": "rr"}, r"^job order must be one of fcfs, sjf, edf, got 'rr'$"),
+    ({"order": "rr"}, r"^job order must be one of fcfs, sjf, edf, greedy-w, urgent, got 'rr'$"),
     ({"explore": 1.5}, r"^need idle_hold_s >= 0 and explore in \[0, 1\], got 900.0, 1.5$"),
 ])
 def test_bad_rules_say_why(kwargs, message) -> None:

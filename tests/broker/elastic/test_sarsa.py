@@ -42,23 +42,23 @@ def test_the_teacher_of_an_elastic_pool_sizes_it_with_the_autoscaler() -> None:
 
 def test_the_targets_are_sarsas_by_hand(monkeypatch) -> None:
     agent = SarsaAgent(1, False, SarsaConfig(eta=0.2, gamma=0.8))
-    width = agent._phi.shape[1]
+    width = agent.memory.phi.shape[1]
     phi = np.zeros((4, width))
     phi[:, 0] = [1.0, 2.0, 3.0, 4.0]
     for n in range(4):
-        agent._remember(n, phi[n])
+        agent.memory.remember(n, phi[n])
     agent.decisions = 4
     agent.observe([(0, 1.0), (2, 0.5), (3, 0.25)])  # decision 1's reward is not complete yet
     agent.esn.coef = np.zeros(width)
     agent.esn.coef[0], agent.esn.intercept = 2.0, 1.0  # Q = 2 x + 1: 3, 5, 7, 9
     seen = []
-    solve = agent._gram.solve
+    solve = agent.memory.gram.solve
 
     def spy(features, targets, alpha):
         seen.append((features.copy(), targets.copy()))
         return solve(features, targets, alpha)
 
-    monkeypatch.setattr(agent._gram, "solve", spy)
+    monkeypatch.setattr(agent.memory.gram, "solve", spy)
     assert agent.train(1) == 2  # decisions 0 and 2; 3 has no next decision yet
     features, targets = seen[0]
     assert features[:, 0].tolist() == [1.0, 3.0]
@@ -66,7 +66,7 @@ def test_the_targets_are_sarsas_by_hand(monkeypatch) -> None:
     np.testing.assert_allclose(targets, [3.4, 7.14], rtol=1e-12)
     # decision 1's reward arrives: the next training adds it (after 0 and 2) and keeps the others
     agent.observe([(1, 0.0)])
-    assert agent.train(1) == 3 and agent._learnt.tolist() == [0, 2, 1] and agent._gram.rows == 3
+    assert agent.train(1) == 3 and agent.memory.learnt.tolist() == [0, 2, 1] and agent.memory.gram.rows == 3
     assert seen[1][0][:, 0].tolist() == [1.0, 3.0, 2.0]
 
 
@@ -165,10 +165,10 @@ def test_the_network_and_the_teacher_follow_the_settings_and_the_seed() -> None:
 def test_a_reward_is_unknown_until_observed_and_one_transition_trains_once() -> None:
     agent = SarsaAgent(1, False, SarsaConfig(units=10))
     for n in range(3):
-        agent._remember(n, np.full(agent._phi.shape[1], float(n)))
+        agent.memory.remember(n, np.full(agent.memory.phi.shape[1], float(n)))
     agent.observe([(1, 0.5)])
     agent.decisions = 3
-    assert np.isnan(agent._rewards[:3]).tolist() == [True, False, True]
+    assert np.isnan(agent.memory.rewards[:3]).tolist() == [True, False, True]
     assert agent.train(1) == 1 and agent.trainings == 1  # only decision 1 is complete
     fresh = SarsaAgent(1, False, SarsaConfig(units=10))
     assert fresh.train(3) == 0 and fresh.trainings == 0  # nothing to learn from: no re-training
@@ -182,7 +182,7 @@ def test_the_teachers_pool_size_is_what_the_network_sees() -> None:
     d = world.advance()
     assert d is not None and agent.decide(d, world).cores == 3
     # the inputs: 4 state values, 1 share, interactive, 1 group, estimate, then cores / nominal (3 / 1) ninth
-    assert agent._phi[0, 8] == 3.0
+    assert agent.memory.phi[0, 8] == 3.0
 
 
 def test_the_readout_is_retrained_every_retrain_every_decisions_after_pretraining() -> None:
@@ -265,7 +265,7 @@ def test_two_decisions_make_one_transition() -> None:
     # decision 0's reward known and decision 1 taken: transition 0 is complete, one re-training
     agent = SarsaAgent(1, False, SarsaConfig(units=10))
     for n in range(2):
-        agent._remember(n, np.full(agent._phi.shape[1], float(n)))
+        agent.memory.remember(n, np.full(agent.memory.phi.shape[1], float(n)))
     agent.decisions = 2
     agent.observe([(0, 0.5)])
     assert agent.train(1) == 1 and agent.trainings == 1

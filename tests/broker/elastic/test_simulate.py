@@ -18,8 +18,8 @@ from workloads.errors import ConfigError
 
 def test_a_fresh_registry_names_and_builds_every_policy() -> None:
     reg = _registry()  # the module's registry is built at import: build one under the test
-    assert reg.names() == ELASTIC_POLICIES.names() == ["fcfs", "sjf", "edf", "threshold", "sarsa"]
-    for order in ("fcfs", "sjf", "edf"):
+    assert reg.names() == ELASTIC_POLICIES.names() == ["fcfs", "sjf", "edf", "greedy-w", "urgent", "threshold", "sarsa"]
+    for order in ("fcfs", "sjf", "edf", "greedy-w", "urgent"):
         rigid, elastic = reg.get(order)(3, False), reg.get(order)(3, True)
         assert isinstance(rigid, RulePolicy) and (rigid.order, rigid.sizing, rigid.name) == (order, False, order)
         assert (elastic.order, elastic.sizing, elastic.name) == (order, True, f"{order}+threshold")

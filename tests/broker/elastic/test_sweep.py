@@ -100,9 +100,9 @@ def test_an_elastic_cell_hands_its_settings_and_seed_to_the_run(trace: str, monk
 
     monkeypatch.setattr(elastic_sweep, "run_elastic", spy)
     elastic_cell({"trace": trace, "policy": "sjf", "cores": 2, "lam": 0.25, "trim": 1}, 7)
-    elastic_cell({"trace": trace, "policy": "edf", "cores": 3}, 8)
-    assert seen == [(5, PoolConfig(2), "sjf", {"lam": 0.25, "seed": 7, "trim": 1}),
-                    (5, PoolConfig(3), "edf", {"lam": 0.5, "seed": 8, "trim": 500})]
+    elastic_cell({"trace": trace, "policy": "edf", "cores": 3, "reward": "wait"}, 8)
+    assert seen == [(5, PoolConfig(2), "sjf", {"lam": 0.25, "seed": 7, "trim": 1, "reward": "paper"}),
+                    (5, PoolConfig(3), "edf", {"lam": 0.5, "seed": 8, "trim": 500, "reward": "wait"})]
 
 
 def test_a_native_cell_by_hand(trace: str) -> None:
@@ -140,9 +140,9 @@ def test_the_grid_of_configurations() -> None:
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"modes": ()}, r"^modes must be rigid and/or elastic, got \[\]$"),
     ({"modes": ("rigid", "fixed")}, r"^modes must be rigid and/or elastic, got \['rigid', 'fixed'\]$"),
-    ({"policies": ()}, r"^policies must be among fcfs, sjf, edf, threshold, sarsa, got \[\]$"),
+    ({"policies": ()}, r"^policies must be among fcfs, sjf, edf, greedy-w, urgent, threshold, sarsa, got \[\]$"),
     ({"policies": ("fcfs", "lifo")},
-     r"^policies must be among fcfs, sjf, edf, threshold, sarsa, got \['fcfs', 'lifo'\]$"),
+     r"^policies must be among fcfs, sjf, edf, greedy-w, urgent, threshold, sarsa, got \['fcfs', 'lifo'\]$"),
     ({"lams": ()}, r"^lambda must lie in \[0, 1\], got \[\]$"),
     ({"lams": (0.5, 1.01)}, r"^lambda must lie in \[0, 1\], got \[0.5, 1.01\]$"),
     ({"lams": (-0.01,)}, r"^lambda must lie in \[0, 1\], got \[-0.01\]$"),

@@ -93,3 +93,15 @@ def test_the_page_opens_with_the_lead_and_the_price_books() -> None:
     top = html.split("<nav>")[0]
     assert "<h2>Summary</h2><ul><li><b>Policy:</b> run &lt;it&gt;</li></ul>" in top
     assert "ec2-2013-cluster" in top and "do not compare with CoH&#x27;s" in top
+
+
+def test_the_lead_line_of_the_pool_names_the_wait_learner_too() -> None:
+    from broker.report.summary import _elastic
+
+    runs = {"fcfs (rigid)": {"w_interactive_mean": 0.6, "core_hours": 1000.0},
+            "threshold (elastic)": {"w_interactive_mean": 0.9, "core_hours": 500.0},
+            "sarsa (elastic)": {"w_interactive_mean": 0.7, "core_hours": 700.0},
+            "sarsa-wait (elastic)": {"w_interactive_mean": 0.95, "core_hours": 520.0}}
+    assert _elastic({"runs": runs}) == ("SARSA on the wait reward: the highest responsiveness W 0.950 for 520 "
+                                        "core-hours; SARSA loses 0.200 in W against the threshold autoscaler, on the "
+                                        "wait reward gains 0.050.")

@@ -79,3 +79,28 @@ def test_the_trace_advice_follows_the_offered_load_at_its_thresholds() -> None:
     assert "mostly idle" in trace._advice(0.6, True)
     assert trace._advice(0.5, False).endswith("The log records no waits, so the advisor has nothing to learn from.")
     assert trace._advice(None, True).startswith("The trace spans no time")
+
+
+def test_the_elastic_section_sets_the_wait_learner_beside_the_autoscaler() -> None:
+    table = pd.DataFrame({"run": ["fcfs (rigid)", "threshold (elastic)", "sarsa (elastic)", "sarsa-wait (elastic)"],
+                          "w_interactive_mean": [0.6, 0.8, 0.7, 0.85], "core_hours": [1000.0, 100.0, 145.0, 110.0]})
+    assert elastic._texts(table)[1] == (
+        "Run SARSA on the wait reward: the most responsive pool (W 0.850, 110 core-hours); SARSA loses 0.100 in W "
+        "against the threshold autoscaler for 45% more core-hours; SARSA on the wait reward gains 0.050 in W for 10% "
+        "more core-hours.")
+    table["w_interactive_mean"] = [0.6, 0.8, 0.7, 0.8]
+    assert elastic._texts(table)[1].endswith("; SARSA on the wait reward is level in W for 10% more core-hours.")
+    assert elastic.label("elastic", "sarsa", "wait") == "sarsa-wait (elastic)"
+    assert elastic.label("rigid", "fcfs", "paper") == "fcfs (rigid)"
+
+
+def test_the_wait_learner_is_left_out_before_the_section_is_skipped() -> None:
+    class Share:
+        share_left = 0.0
+
+    budget = Share()
+    budget.share_left = elastic._cost(5000, elastic.PAPER_RUNS) + 0.01  # the paper's runs fit, not all four
+    runs, dropped = elastic._fitting(elastic.RUNS, budget, 5000)  # type: ignore[arg-type]
+    assert runs == elastic.PAPER_RUNS and dropped
+    budget.share_left = elastic._cost(5000, elastic.RUNS)  # exactly enough for all four
+    assert elastic._fitting(elastic.RUNS, budget, 5000) == (elastic.RUNS, False)  # type: ignore[arg-type]
