@@ -47,8 +47,10 @@ def test_the_best_elastic_run_is_the_highest_w_then_the_fewest_core_hours() -> N
     assert elastic.best_run(table) == "a"
 
 
-def test_the_elastic_estimate_is_two_rule_runs_and_one_sarsa_run() -> None:
-    assert elastic._cost(1000) == pytest.approx(2 * (0.05 + 1000 * 6e-5) + (0.05 + 1000 * 4e-4 + 1000 ** 2 * 1.4e-8))
+def test_the_elastic_estimate_is_two_rule_runs_and_two_sarsa_runs_or_one_without_the_wait_learner() -> None:
+    rule, sarsa = 0.05 + 1000 * 6e-5, 0.05 + 1000 * 4e-4 + 1000 ** 2 * 1.4e-8
+    assert elastic._cost(1000) == pytest.approx(2 * rule + 2 * sarsa)
+    assert elastic._cost(1000, elastic.PAPER_RUNS) == pytest.approx(2 * rule + sarsa)
 
 
 # --- the whole section on a small generated workload (300 jobs; 5,001 processors in all) --------------------------
@@ -66,7 +68,11 @@ def test_the_elastic_pool_cut_to_the_window_the_budget_holds(generated: ReportIn
     s = elastic.run(fresh(generated), budget)
     assert (s.key, s.title, s.status) == ("elastic", "An elastic pool of cores", "done")
     assert budget.planned == pytest.approx(cost_5000)
-    assert s.skipped_parts == ["the elastic pool ran the first 5,000 of 5,001 core-jobs (the budget)"]
+    # all four runs do not fit even on 5,000 core-jobs: the wait learner is left out, and said so
+    assert len(s.skipped_parts) == 2
+    assert s.skipped_parts[0].startswith("SARSA on the wait reward: its run does not fit the budget left (")
+    assert s.skipped_parts[0].endswith(" s) beside the others'")
+    assert s.skipped_parts[1] == "the elastic pool ran the first 5,000 of 5,001 core-jobs (the budget)"
     n = s.numbers
     assert (n["core_jobs"], n["core_jobs_in_trace"], n["cores"], n["min_cores"]) == (5000, 5001, 256, 30)
     table = s.tables["elastic_runs"]
@@ -95,8 +101,8 @@ def test_the_elastic_pool_needs_5000_core_jobs_and_falls_back_to_the_smallest_wi
     frame["allocated_procs"] = frame["allocated_procs"] - pd.array([1] + [0] * 299, dtype="Int64")
     inp = ReportInput(tmp_path / "x.swf", frame, SwfHeader(max_procs=256), "x", "x.swf", 256, 0)
     s = elastic.run(inp, Budget(1.0, clock=Clock()))  # exactly 5,000 core-jobs: applicable, then too costly
-    assert (s.status, s.why) == ("skipped", f"the elastic pool: needs about {elastic._cost(5000):.1f} s, 1.0 s of "
-                                            "the budget left")
+    cost = elastic._cost(5000, elastic.PAPER_RUNS)  # the wait learner left out first
+    assert (s.status, s.why) == ("skipped", f"the elastic pool: needs about {cost:.1f} s, 1.0 s of the budget left")
     big = default_workload(seed=0, n_jobs=1300)
     total = int(big["allocated_procs"].sum())
     assert 20_000 < total < 50_000  # windows: all of it, 20,000, 10,000, 5,000
