@@ -4,7 +4,7 @@ The lower bound every policy is measured against (as LB is for CoH). Time, work 
 counted in whole units of ``u = gcd`` of the tick, the work, the deadline and the overhead (15 s
 for the paper's 195 s ticks, 48 h, 52 h and 0.2 h), so progress takes finitely many values and
 the program is exact. The state during tick ``k`` is what the job runs (idle, on-demand or spot
-in a zone) and its *age* (ticks since its launch, capped at ``A = ceil(d / g)``, after which the
+in a zone) and its *age* (ticks since its launch, capped at ``A = max(1, ceil(d / g))``, after which the
 overhead is over), and ``V_k[state][p]`` is the least cost of reaching progress ``p`` at the end
 of tick ``k`` in that state. A launch comes from a state of another kind (relaunching what runs is
 never cheaper), keeping an instance ages it, spot needs the zone's count >= 1 at the tick (its
@@ -91,7 +91,7 @@ def problem(market: SpotMarket, window: Window, job: SpotJob) -> Problem:
     lengths = tuple((min(t, (k + 1) * g) - k * g) // u for k in range(ticks))
     avail = np.vstack([np.ones(ticks, dtype=bool), window.counts[:, :ticks] >= 1])
     rate = np.vstack([np.full(ticks, market.on_demand), window.prices[:, :ticks]]) * (u / 3600.0)
-    return Problem(u, w // u, t // u, d // u, g // u, lengths, math.ceil(d / g), avail, rate, job.checkpoint)
+    return Problem(u, w // u, t // u, d // u, g // u, lengths, max(1, math.ceil(d / g)), avail, rate, job.checkpoint)
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,7 +266,7 @@ class SpotWorld(World[Decision, Sequence[int], SpotRun]):
             if self.events[j][e] >= 0:
                 self.kernel.cancel(self.events[j][e])
                 self.events[j][e] = -1
-        self.using[j], self.preempt_at[j] = IDLE, math.inf
+        self.using[j], self.preempt_at[j], self.noticed[j] = IDLE, math.inf, False
 
     def _spot_charge(self, z: int, start: float, end: float, hours: float) -> float:
         """Spot cost of ``[start, end]`` in zone ``z``: the price integrated per tick, or per hour at launch."""

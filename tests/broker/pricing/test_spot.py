@@ -1,0 +1,146 @@
+"""The spot market as data: timelines read and refused, windows that repeat, hazard stand-ins, advisor, billing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from broker.pricing.spot import (
+    SpotBilling,
+    SpotMarket,
+    Timeline,
+    advisor_entry,
+    hazard_timeline,
+    load_timeline,
+)
+from tests.conftest import P3_ZONES_DIR, spot_path
+from workloads.errors import ConfigError, InputError, UnknownName
+
+
+def write(tmp_path: Path, doc: Any, name: str = "zone.json") -> Path:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+def test_a_shared_zone_reads_with_its_tick_length_and_availability() -> None:
+    zone = load_timeline(P3_ZONES_DIR / "us-east-1a_v100_1.json")
+    assert (zone.name, zone.gap_s, len(zone)) == ("us-east-1a_v100_1", 195, 20_158)
+    assert zone.available == pytest.approx(0.167, abs=0.0005)  # SOURCES.md: 0.17
+    assert zone.prices is None and not zone.counts.flags.writeable
+
+
+def test_the_preemption_trace_carries_its_price_per_tick() -> None:
+    zone = load_timeline(spot_path("skypilot-spot-traces/preemption/1-node/aws-04-19-2023/us-east-1b_intel_64.json"))
+    assert zone.prices is not None and len(zone.prices) == len(zone) == 16_090
+    assert 1.27 < zone.prices.min() <= zone.prices.max() < 1.42
+
+
+def test_the_failed_convention_reads_one_as_a_failed_launch(tmp_path: Path) -> None:
+    path = write(tmp_path, {"metadata": {"gap_seconds": 60}, "data": [1, 0, 0, 1]})
+    assert load_timeline(path, convention="failed").counts.tolist() == [0, 1, 1, 0]
+    assert load_timeline(path).counts.tolist() == [1, 0, 0, 1]
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ("{not json", "not JSON"),
+    ([1, 0], "expected a JSON object"),
+    ({"data": [1]}, "metadata.gap_seconds is missing"),
+    ({"metadata": {"gap_seconds": 0}, "data": [1]}, "gap_seconds must be a whole number of seconds > 0, got 0"),
+    ({"metadata": {"gap_seconds": 1.5}, "data": [1]}, "gap_seconds must be a whole number"),
+    ({"metadata": {"gap_seconds": True}, "data": [1]}, "gap_seconds must be a whole number"),
+    ({"metadata": {"gap_seconds": 60}}, "data is missing or not a list"),
+    ({"metadata": {"gap_seconds": 60}, "data": []}, "data is empty"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, 0.5]}, r"data\[1\] must be a whole number >= 0, got 0.5"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, -1]}, r"data\[1\] must be a whole number"),
+    ({"metadata": {"gap_seconds": 60}, "data": [True]}, r"data\[0\] must be a whole number"),
+    ({"metadata": {"gap_seconds": 60}, "data": ["1"]}, r"data\[0\] must be a whole number"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, 1], "prices": [1.0]}, "prices must be a list of 2 prices"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, 1], "prices": [1.0, 0]}, r"prices\[1\] must be a price > 0"),
+])
+def test_bad_syntax_is_refused_naming_the_file_and_field(tmp_path: Path, doc: Any, message: str) -> None:
+    path = write(tmp_path, doc)
+    with pytest.raises(InputError, match=message) as info:
+        load_timeline(path)
+    assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+
+
+def test_an_unknown_convention_and_a_count_under_failed_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, {"metadata": {"gap_seconds": 60}, "data": [2, 0]})
+    with pytest.raises(UnknownName, match="unknown availability convention 'busy'"):
+        load_timeline(path, convention="busy")
+    with pytest.raises(InputError, match="takes 0 and 1 only"):
+        load_timeline(path, convention="failed")
+
+
+def test_a_missing_file_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot be read"):
+        load_timeline(tmp_path / "none.json")
+
+
+def zone(counts: list[int], gap: int = 100, name: str = "z", prices: list[float] | None = None) -> Timeline:
+    return Timeline(name, gap, np.array(counts), None if prices is None else np.array(prices))
+
+
+def test_a_window_longer_than_the_timeline_repeats_it_from_its_start_and_says_how_often() -> None:
+    market = SpotMarket((zone([1, 0, 1]), zone([0, 1, 1, 1, 1, 1, 1, 1])))
+    w = market.window(2, 6)
+    assert w.counts.tolist() == [[1, 1, 0, 1, 1, 0], [1, 1, 1, 1, 1, 1]]
+    assert w.repeats == 2 + 0  # the 3-tick zone restarts twice (ticks 3 and 6), the 8-tick one never
+    assert market.window(0, 3).repeats == 0
+
+
+def test_zone_prices_come_from_the_file_else_the_markets_spot_price() -> None:
+    market = SpotMarket((zone([1, 1], prices=[2.0, 3.0]), zone([1, 1])), spot_price=0.5)
+    assert market.window(1, 2).prices.tolist() == [[3.0, 2.0], [0.5, 0.5]]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"zones": ()}, "at least one zone"),
+    ({"on_demand": 0.0}, "on-demand price must be > 0"),
+    ({"spot_price": float("nan")}, "spot price must be > 0"),
+    ({"notice_s": -1.0}, "notice period must be >= 0"),
+])
+def test_a_market_refuses_bad_settings(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        SpotMarket(**{"zones": (zone([1]),), **kwargs})
+
+
+def test_zones_on_different_ticks_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"same tick, got gaps of \[60, 100\]"):
+        SpotMarket((zone([1]), zone([1], gap=60)))
+
+
+def test_a_hazard_timeline_is_seeded_and_its_bucket_sets_how_often_it_drops() -> None:
+    a = hazard_timeline("h", 4, gap_s=600, ticks=50_000, seed=3)
+    assert np.array_equal(a.counts, hazard_timeline("h", 4, gap_s=600, ticks=50_000, seed=3).counts)
+    calm = hazard_timeline("h", 0, gap_s=600, ticks=50_000, seed=3)
+    drops = [int(np.sum(np.diff(t.counts) < 0)) for t in (calm, a)]
+    assert a.counts[0] == 1 and drops[0] < drops[1]
+    # bucket 4: 25 % a month, 50,000 ticks of 600 s = 11.6 months, minus the time spent down
+    assert 1 <= drops[1] <= 8
+    with pytest.raises(ConfigError, match="bucket is 0-4"):
+        hazard_timeline("h", 5, gap_s=600, ticks=10, seed=0)
+
+
+def test_the_advisor_gives_savings_and_a_bucket_or_refuses_an_unknown_type() -> None:
+    doc = json.loads(spot_path("aws-spot-advisor-2025-06.json").read_text())
+    savings, bucket = advisor_entry(doc, "us-east-1", "p3.2xlarge")
+    assert 0 < savings < 1 and bucket in range(5)
+    with pytest.raises(UnknownName, match=r"no p9\.huge"):
+        advisor_entry(doc, "us-east-1", "p9.huge")
+
+
+def test_billing_per_second_per_hour_and_the_free_interrupted_hour() -> None:
+    assert SpotBilling().hours(5400.0, interrupted=True) == 1.5
+    hourly = SpotBilling("hour")
+    assert hourly.hours(5400.0, interrupted=True) == 2.0 and hourly.hours(3600.0, interrupted=False) == 1.0
+    free = SpotBilling("hour", interrupted_hour_free=True)
+    assert free.hours(5400.0, interrupted=True) == 1.0 and free.hours(5400.0, interrupted=False) == 2.0
+    assert free.hours(600.0, interrupted=True) == 0.0
+    with pytest.raises(ConfigError, match="per 'second' or 'hour'"):
+        SpotBilling("minute")  # type: ignore[arg-type]

@@ -1,0 +1,77 @@
+"""The omniscient optimum: equal to brute force over every choice sequence, replayed exactly by the world."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from broker.pricing.spot import SpotBilling
+from broker.spot.optimum import omniscient_plan, optimum, problem
+from broker.spot.simulate import run_spot
+from broker.spot.world import IDLE, ON_DEMAND, SpotJob
+from tests.broker.spot.helpers import Script, market
+from workloads.errors import ConfigError
+
+
+def brute_force(m, job: SpotJob) -> float:  # type: ignore[no-untyped-def]
+    """The least cost of any sequence of choices, one per tick, that finishes by the deadline."""
+    ticks = math.ceil(job.deadline_s / m.gap_s)
+    options = (IDLE, ON_DEMAND, *range(len(m.zones)))
+    best = math.inf
+    for choices in itertools.product(options, repeat=ticks):
+        try:
+            run = run_spot(m, [job], Script(choices), validate=True)
+        except ValueError:  # spot where none was free
+            continue
+        if run.deadline_misses == 0:
+            best = min(best, run.cost)
+    return best
+
+
+def random_case(seed: int, zones: int, ticks: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    counts = [rng.integers(0, 2, size=ticks + 1).tolist() for _ in range(zones)]
+    prices = [rng.choice([0.36, 0.72, 1.8], size=ticks + 1).tolist() for _ in range(zones)]
+    deadline = int(rng.choice([ticks * 100, ticks * 100 - 70]))
+    job = SpotJob(int(rng.integers(150, deadline - 20)), deadline, int(rng.choice([0, 30, 130, 250])),
+                  checkpoint=bool(rng.integers(0, 2)))
+    return market(*counts, prices=prices), job
+
+
+@pytest.mark.parametrize(("seed", "zones", "ticks"), [(s, 1, 6) for s in range(8)] + [(s, 2, 5) for s in (8, 9)])
+def test_the_optimum_equals_brute_force_over_every_choice_sequence(seed: int, zones: int, ticks: int) -> None:
+    m, job = random_case(seed, zones, ticks)
+    expected = brute_force(m, job)
+    got = optimum(problem(m, m.window(0, ticks + 1), job))
+    assert got == pytest.approx(expected, rel=1e-12) if expected < math.inf else got == math.inf
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_world_replaying_the_plan_pays_the_optimum_and_no_policy_pays_less(seed: int) -> None:
+    m, job = random_case(seed + 100, 2, 12)
+    cost, choices = omniscient_plan(m, m.window(0, 13), job)
+    run = run_spot(m, [job], "omniscient", validate=True)
+    if cost == math.inf:
+        assert choices == [] and run.deadline_misses == 1
+        return
+    assert run.cost == pytest.approx(cost, rel=1e-12) and run.deadline_misses == 0
+    for policy in ("on-demand", "greedy", "uniform-progress", "failover"):
+        other = run_spot(m, [job], policy)
+        assert other.deadline_misses or other.cost >= cost * (1 - 1e-12)
+
+
+def test_a_job_that_cannot_finish_has_no_plan() -> None:
+    m = market([1] * 8)
+    assert omniscient_plan(m, m.window(0, 8), SpotJob(590, 600, 20)) == (math.inf, [])
+
+
+def test_the_optimum_refuses_hourly_billing_and_fractional_seconds() -> None:
+    hourly = market([1] * 8, billing=SpotBilling("hour"))
+    with pytest.raises(ConfigError, match="per-second billing"):
+        problem(hourly, hourly.window(0, 8), SpotJob(300, 600, 0))
+    m = market([1] * 8)
+    with pytest.raises(ConfigError, match=r"whole seconds: the overhead is 0\.5 s"):
+        problem(m, m.window(0, 8), SpotJob(300, 600, 0.5))
