@@ -97,7 +97,7 @@ def spot_cmd(
         help="Availability trace files, one per zone (../shared/spot/skypilot-spot-traces/...).")] = None,
     work_h: Annotated[float, typer.Option(max=MAX_HOURS, callback=_hours, help="Hours of compute the job needs.")]
     = 48.0,
-    deadline_h: Annotated[float | None, typer.Option(max=MAX_HOURS, callback=inputs.positive,
+    deadline_h: Annotated[float | None, typer.Option(max=2 * MAX_HOURS, callback=inputs.positive,
                                                      help="Hours from the start to the deadline (a run).")] = 52.0,
     overhead_h: Annotated[float, typer.Option(min=0, max=MAX_HOURS, callback=inputs.finite,
                                               help="Changeover overhead of every (re)launch, hours.")] = 0.2,
