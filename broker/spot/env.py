@@ -35,7 +35,7 @@ HOUR = 3600.0
 PRICE_HIGH = 10.0
 
 
-class SpotEnv(gym.Env[np.ndarray, int]):
+class SpotEnv(gym.Env[np.ndarray, Any]):
     """One job on a spot market as an environment (see the module docstring).
 
     Give ``availability`` (trace files, one per zone) or a ``market``.
@@ -57,9 +57,10 @@ class SpotEnv(gym.Env[np.ndarray, int]):
         self.reference = on_demand_cost(market, self.job)
         self.miss_penalty = self.reference if miss_penalty is None else miss_penalty
         zones = len(market.zones)
-        self.action_space = spaces.Discrete(2 + zones)
-        high = np.concatenate([np.ones(6 + 2 * zones), np.full(zones, PRICE_HIGH)])
-        self.observation_space = spaces.Box(np.zeros_like(high), high, dtype=np.float64)
+        self.n_actions = 2 + zones
+        self.action_space = spaces.Discrete(self.n_actions)
+        self.high = np.concatenate([np.ones(6 + 2 * zones), np.full(zones, PRICE_HIGH)])
+        self.observation_space = spaces.Box(np.zeros_like(self.high), self.high, dtype=np.float64)
         self.world: SpotWorld | None = None
         self.decision: Decision | None = None
         self.charged = 0.0
@@ -80,7 +81,7 @@ class SpotEnv(gym.Env[np.ndarray, int]):
         if world is None or decision is None:
             raise RuntimeError("call reset() before step(), and again once an episode has terminated")
         a = int(action)
-        if not self.action_space.contains(a):
+        if not 0 <= a < self.n_actions:
             raise ConfigError(f"action {action!r} is outside the action space {self.action_space}")
         choice, invalid = self._choice(a, decision)
         world.act((choice,))
@@ -104,7 +105,7 @@ class SpotEnv(gym.Env[np.ndarray, int]):
         return IDLE, True
 
     def _mask(self) -> np.ndarray:
-        mask = np.zeros(self.action_space.n, dtype=np.int8)
+        mask = np.zeros(self.n_actions, dtype=np.int8)
         if self.decision is not None:
             mask[:2] = 1
             using = self.decision.jobs[0].using
@@ -113,7 +114,7 @@ class SpotEnv(gym.Env[np.ndarray, int]):
         return mask
 
     def _observe(self) -> np.ndarray:
-        out = np.zeros(self.observation_space.shape, dtype=np.float64)
+        out = np.zeros(len(self.high), dtype=np.float64)
         d = self.decision
         if d is None:
             return out
@@ -126,7 +127,7 @@ class SpotEnv(gym.Env[np.ndarray, int]):
         free = [1.0 if f > 0 else 0.0 for f in d.free]
         prices = [min(PRICE_HIGH, p / d.on_demand) for p in d.prices]
         out[:] = np.concatenate([head, running[1:], [ready, float(job.noticed)], free, prices])
-        return np.clip(out, self.observation_space.low, self.observation_space.high)
+        return np.clip(out, 0.0, self.high)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         now = None if self.decision is None else self.decision.now
