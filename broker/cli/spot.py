@@ -136,6 +136,9 @@ def spot_cmd(
     if billing not in ("second", "hour"):
         raise typer.BadParameter("--billing must be second or hour")
     bill = SpotBilling(billing, interrupted_hour_free=interrupted_hour_free)  # type: ignore[arg-type]
+    if slacks and (bill != SpotBilling() or block_h != 1.0):
+        raise typer.BadParameter("--sweep bills per second and blocks a failed-over zone 1 h: drop --billing, "
+                                 "--interrupted-hour-free and --block-h, or run one policy without --sweep")
     deadline = work_h + max(slacks) if slacks else (deadline_h or 0.0)
     job = SpotJob(work_h * HOUR, deadline * HOUR, overhead_h * HOUR, checkpoint)
     _check_job(job, names, bill)
@@ -146,10 +149,11 @@ def spot_cmd(
     paths = [*(availability or []), *(files or [])]
     zones = _timelines(paths, convention)
     started = time.perf_counter()
-    market = SpotMarket(zones, on_demand=on_demand_price, spot_price=spot_price, notice_s=notice_s, billing=bill)
-    if slacks:
+    if slacks:  # every zone a market of its own: the zones may differ in tick
+        market = SpotMarket(zones[:1], on_demand=on_demand_price, spot_price=spot_price, notice_s=notice_s)
         _sweep(paths, names, slacks, market, job, starts, seed, jobs, convention, out_dir, fmt_, as_json, started)
         return
+    market = SpotMarket(zones, on_demand=on_demand_price, spot_price=spot_price, notice_s=notice_s, billing=bill)
     _run(market, job, names[0], starts, seed, block_h, out_dir, fmt_, as_json, started)
 
 
@@ -190,7 +194,8 @@ def _sweep(paths: list[Path], names: list[str], slacks: list[float], market: Spo
         results = run_sweep(spot_sweep.slack_cell, grid, n_jobs=workers, progress=recorder.progress)
     table = spot_sweep.sweep_table(grid, results)
     comparison = spot_sweep.comparison(table)
-    payload = {"zones": [p.stem for p in paths], "policies": names, "slacks_h": slacks, "starts": n, "seed": seed,
+    payload = {"zones": list(spot_sweep.zone_names(str(p) for p in paths).values()), "policies": names,
+               "slacks_h": slacks, "starts": n, "seed": seed,
                "work_h": job.work_s / HOUR, "overhead_h": job.overhead_s / HOUR,
                "findings": spot_sweep.findings(table),
                "cost_over_on_demand": {f"{s:g}": {p: float(v) for p, v in g.groupby("policy")[

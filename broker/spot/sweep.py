@@ -65,13 +65,21 @@ def configs(files: Sequence[str], *, slacks_h: Sequence[float], policies: Sequen
     return out
 
 
-def sweep_table(cells: Iterable[Cell], results: Iterable[dict[str, Any]]) -> pd.DataFrame:
+def zone_names(files: Iterable[str]) -> dict[str, str]:
+    """Each file's zone: its stem, or its folder and stem where two files share a stem."""
+    files = list(dict.fromkeys(files))
+    stems = [Path(f).stem for f in files]
+    return {f: (s if stems.count(s) == 1 else f"{Path(f).parent.name}/{s}") for f, s in zip(files, stems, strict=True)}
+
+
+def sweep_table(cells: Sequence[Cell], results: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """One row per (zone, slack, policy, start)."""
+    names = zone_names(c.config["file"] for c in cells)
     frames = []
     for cell, result in zip(cells, results, strict=True):
         rows = pd.DataFrame(result["rows"], columns=list(START_COLUMNS))
         rows.insert(0, "slack_h", cell.config["slack_h"])
-        rows.insert(0, "zone", Path(cell.config["file"]).stem)
+        rows.insert(0, "zone", names[cell.config["file"]])
         frames.append(rows)
     return pd.concat(frames, ignore_index=True)
 

@@ -66,6 +66,7 @@ def test_a_sweep_runs_every_zone_alone_at_each_slack_and_draws_the_figure(tmp_pa
     (("--availability", EAST_1A, "--convention", "busy"), "--convention must be one of available, failed"),
     (("--availability", EAST_1A, "--sweep", "4,x"), "--sweep takes slacks in hours"),
     (("--availability", EAST_1A, "--sweep", "0,4"), "every slack must be in (0, 87600] h"),
+    (("--availability", EAST_1A, "--sweep", "4", "--billing", "hour"), "--sweep bills per second"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], message: str, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,6 +74,16 @@ def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], message: str, t
     run = cloudbroker("spot", *args)
     assert run.code == 2 and run.out == ""
     assert run.err.startswith("error: ") and run.err.count("\n") == 1 and message in run.err
+
+
+def test_a_sweep_takes_zones_on_different_ticks_and_names_zones_that_share_a_stem(tmp_path: Path) -> None:
+    for folder, gap in (("a", 195), ("b", 600)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "zone.json").write_text(json.dumps({"metadata": {"gap_seconds": gap}, "data": [1] * 400}))
+    got = run_json("--availability", str(tmp_path / "a" / "zone.json"), str(tmp_path / "b" / "zone.json"),
+                   "--work-h", "2", "--sweep", "1", "--starts", "1", "--policy", "greedy")
+    assert got["zones"] == ["a/zone", "b/zone"]
+    assert got["cost_over_on_demand"]["1"]["greedy"] == pytest.approx(0.9731 * 2.2 / (3.06 * 2.2))
 
 
 def test_a_trace_with_bad_syntax_is_refused_naming_the_file_and_field(tmp_path: Path) -> None:
