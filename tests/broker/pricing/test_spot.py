@@ -47,39 +47,57 @@ def test_the_failed_convention_reads_one_as_a_failed_launch(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("doc", "message"), [
-    ("{not json", "not JSON"),
-    ([1, 0], "expected a JSON object"),
+    ("{not json", "not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+    ([1, 0], "expected a JSON object with metadata and data, got list"),
     ({"data": [1]}, "metadata.gap_seconds is missing"),
-    ({"metadata": {"gap_seconds": 0}, "data": [1]}, "gap_seconds must be a whole number of seconds > 0, got 0"),
-    ({"metadata": {"gap_seconds": 1.5}, "data": [1]}, "gap_seconds must be a whole number"),
-    ({"metadata": {"gap_seconds": True}, "data": [1]}, "gap_seconds must be a whole number"),
+    ({"metadata": {"gap_seconds": 0}, "data": [1]},
+     "metadata.gap_seconds must be a whole number of seconds > 0, got 0"),
+    ({"metadata": {"gap_seconds": 1.5}, "data": [1]},
+     "metadata.gap_seconds must be a whole number of seconds > 0, got 1.5"),
+    ({"metadata": {"gap_seconds": True}, "data": [1]},
+     "metadata.gap_seconds must be a whole number of seconds > 0, got True"),
     ({"metadata": {"gap_seconds": 60}}, "data is missing or not a list"),
     ({"metadata": {"gap_seconds": 60}, "data": []}, "data is empty"),
-    ({"metadata": {"gap_seconds": 60}, "data": [1, 0.5]}, r"data\[1\] must be a whole number >= 0, got 0.5"),
-    ({"metadata": {"gap_seconds": 60}, "data": [1, -1]}, r"data\[1\] must be a whole number"),
-    ({"metadata": {"gap_seconds": 60}, "data": [True]}, r"data\[0\] must be a whole number"),
-    ({"metadata": {"gap_seconds": 60}, "data": ["1"]}, r"data\[0\] must be a whole number"),
-    ({"metadata": {"gap_seconds": 60}, "data": [1, 1], "prices": [1.0]}, "prices must be a list of 2 prices"),
-    ({"metadata": {"gap_seconds": 60}, "data": [1, 1], "prices": [1.0, 0]}, r"prices\[1\] must be a price > 0"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, 0.5]}, "data[1] must be a whole number >= 0, got 0.5"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, -1]}, "data[1] must be a whole number >= 0, got -1"),
+    ({"metadata": {"gap_seconds": 60}, "data": [True]}, "data[0] must be a whole number >= 0, got True"),
+    ({"metadata": {"gap_seconds": 60}, "data": ["1"]}, "data[0] must be a whole number >= 0, got '1'"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, 1], "prices": [1.0]},
+     "prices must be a list of 2 prices (one a tick, as data), got 1"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1, 1], "prices": [1.0, 0]},
+     "prices[1] must be a price > 0 ($/h), got 0"),
 ])
 def test_bad_syntax_is_refused_naming_the_file_and_field(tmp_path: Path, doc: Any, message: str) -> None:
     path = write(tmp_path, doc)
-    with pytest.raises(InputError, match=message) as info:
+    with pytest.raises(InputError) as info:
         load_timeline(path)
-    assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_a_one_second_tick_is_a_tick() -> None:
+    assert load_timeline_doc({"metadata": {"gap_seconds": 1}, "data": [1]}).gap_s == 1
+
+
+def load_timeline_doc(doc: Any) -> Timeline:
+    from broker.pricing.spot import parse_timeline
+
+    return parse_timeline(Path("doc.json"), doc)
 
 
 def test_an_unknown_convention_and_a_count_under_failed_are_refused(tmp_path: Path) -> None:
     path = write(tmp_path, {"metadata": {"gap_seconds": 60}, "data": [2, 0]})
-    with pytest.raises(UnknownName, match="unknown availability convention 'busy'"):
+    with pytest.raises(UnknownName) as unknown:
         load_timeline(path, convention="busy")
-    with pytest.raises(InputError, match="takes 0 and 1 only"):
+    assert str(unknown.value) == "unknown availability convention 'busy': use one of available, failed"
+    with pytest.raises(InputError) as failed:
         load_timeline(path, convention="failed")
+    assert str(failed.value) == f"{path}: the 'failed' convention (1 = the launch failed) takes 0 and 1 only"
 
 
 def test_a_missing_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot be read"):
+    with pytest.raises(InputError) as info:
         load_timeline(tmp_path / "none.json")
+    assert str(info.value) == f"{tmp_path / 'none.json'}: cannot be read (No such file or directory)"
 
 
 def zone(counts: list[int], gap: int = 100, name: str = "z", prices: list[float] | None = None) -> Timeline:
@@ -91,7 +109,11 @@ def test_a_window_longer_than_the_timeline_repeats_it_from_its_start_and_says_ho
     w = market.window(2, 6)
     assert w.counts.tolist() == [[1, 1, 0, 1, 1, 0], [1, 1, 1, 1, 1, 1]]
     assert w.repeats == 2 + 0  # the 3-tick zone restarts twice (ticks 3 and 6), the 8-tick one never
-    assert market.window(0, 3).repeats == 0
+    assert market.window(0, 3).repeats == 0 and market.window(0, 4).repeats == 1
+    assert w.counts.dtype == np.int64 and not w.counts.flags.writeable and not w.prices.flags.writeable
+    for start, ticks in ((-1, 3), (0, 0)):
+        with pytest.raises(ConfigError, match="needs start >= 0 and ticks > 0"):
+            market.window(start, ticks)
 
 
 def test_zone_prices_come_from_the_file_else_the_markets_spot_price() -> None:
@@ -100,7 +122,7 @@ def test_zone_prices_come_from_the_file_else_the_markets_spot_price() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"zones": ()}, "at least one zone"),
+    ({"zones": ()}, "^a spot market needs at least one zone$"),
     ({"on_demand": 0.0}, "on-demand price must be > 0"),
     ({"spot_price": float("nan")}, "spot price must be > 0"),
     ({"notice_s": -1.0}, "notice period must be >= 0"),
@@ -130,9 +152,19 @@ def test_a_hazard_timeline_is_seeded_and_its_bucket_sets_how_often_it_drops() ->
 def test_the_advisor_gives_savings_and_a_bucket_or_refuses_an_unknown_type() -> None:
     doc = json.loads(spot_path("aws-spot-advisor-2025-06.json").read_text())
     savings, bucket = advisor_entry(doc, "us-east-1", "p3.2xlarge")
-    assert 0 < savings < 1 and bucket in range(5)
+    raw = doc["spot_advisor"]["us-east-1"]["Linux"]["p3.2xlarge"]
+    assert (savings, bucket) == (raw["s"] / 100.0, raw["r"]) and 0 < savings < 1 and bucket in range(5)
+    assert advisor_entry(entry(0, 4), "r", "t") == (0.0, 4)
+    for s, r in ((100, 0), (-1, 0), (50, 5)):
+        with pytest.raises(InputError) as info:
+            advisor_entry(entry(s, r), "r", "t")
+        assert str(info.value) == f"advisor entry r/Linux/t is out of range: s={s / 100.0}, r={r}"
     with pytest.raises(UnknownName, match=r"no p9\.huge"):
         advisor_entry(doc, "us-east-1", "p9.huge")
+
+
+def entry(s: int, r: int) -> dict[str, Any]:
+    return {"spot_advisor": {"r": {"Linux": {"t": {"s": s, "r": r}}}}}
 
 
 def test_billing_per_second_per_hour_and_the_free_interrupted_hour() -> None:
@@ -141,6 +173,7 @@ def test_billing_per_second_per_hour_and_the_free_interrupted_hour() -> None:
     assert hourly.hours(5400.0, interrupted=True) == 2.0 and hourly.hours(3600.0, interrupted=False) == 1.0
     free = SpotBilling("hour", interrupted_hour_free=True)
     assert free.hours(5400.0, interrupted=True) == 1.0 and free.hours(5400.0, interrupted=False) == 2.0
-    assert free.hours(600.0, interrupted=True) == 0.0
+    assert free.hours(600.0, interrupted=True) == 0.0 and free.hours(7200.0, interrupted=True) == 2.0
+    assert free.hours(10800.0, interrupted=True) == 3.0 and hourly.hours(3600.5, interrupted=False) == 2.0
     with pytest.raises(ConfigError, match="per 'second' or 'hour'"):
         SpotBilling("minute")  # type: ignore[arg-type]
