@@ -21,6 +21,7 @@ many times (``repeats``), and every result carries that count.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ NOTICE_S = {"aws": 120.0, "gcp": 30.0, "azure": 30.0}
 #: Monthly interruption rate at the middle of each Spot Instance Advisor bucket (r: 0 = <5 %, ... 4 = >20 %).
 ADVISOR_MONTHLY_RATE = (0.025, 0.075, 0.125, 0.175, 0.25)
 MONTH_S = 30 * 86400.0
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,4 +281,7 @@ class SpotMarket:
             prices[z] = self.spot_price if zone.prices is None else zone.prices[index]
         counts.flags.writeable = False
         prices.flags.writeable = False
+        if repeats:
+            log.info("%d ticks from tick %d: the zones' timelines are read again from their start %d time(s)",
+                     ticks, start, repeats)
         return Window(counts, prices, repeats)
