@@ -177,3 +177,40 @@ def test_billing_per_second_per_hour_and_the_free_interrupted_hour() -> None:
     assert free.hours(10800.0, interrupted=True) == 3.0 and hourly.hours(3600.5, interrupted=False) == 2.0
     with pytest.raises(ConfigError, match="per 'second' or 'hour'"):
         SpotBilling("minute")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"metadata": {"gap_seconds": float("inf")}, "data": [1]},
+     "metadata.gap_seconds must be a whole number of seconds > 0, got inf"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1], "prices": [float("inf")]},
+     "prices[0] must be a price > 0 ($/h), got inf"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1], "prices": [True]}, "prices[0] must be a price > 0 ($/h), got True"),
+    ({"metadata": {"gap_seconds": 60}, "data": [1], "prices": "1.0"},
+     "prices must be a list of 1 prices (one a tick, as data), got str"),
+])
+def test_infinite_gaps_and_prices_and_prices_that_are_no_list_are_refused(doc: Any, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        load_timeline_doc(doc)
+    assert str(info.value) == f"doc.json: {message}"
+
+
+def test_counts_are_whole_numbers_and_prices_floats_both_read_only() -> None:
+    zone = load_timeline_doc({"metadata": {"gap_seconds": 60}, "data": [1.0, 0.0], "prices": [2, 3]})
+    assert zone.counts.dtype == np.int64 and zone.counts.tolist() == [1, 0]
+    assert zone.prices is not None and zone.prices.dtype == np.float64 and not zone.prices.flags.writeable
+    assert SpotMarket((zone,)).window(0, 1).counts.tolist() == [[1]]
+
+
+def test_a_hazard_timeline_keeps_its_name_and_tick_and_its_outages_last_their_mean() -> None:
+    day = 86400
+    zone = hazard_timeline("stand-in", 4, gap_s=day, ticks=100_000, seed=5, mean_outage_s=10 * day)
+    assert (zone.name, zone.gap_s, zone.counts.dtype) == ("stand-in", day, np.int64) and not zone.counts.flags.writeable
+    edges = np.flatnonzero(np.diff(np.concatenate([[1], zone.counts, [1]])))
+    downs = edges[1::2] - edges[::2]  # lengths of the runs of 0
+    assert len(downs) > 500 and 9.0 < downs.mean() < 11.0  # p_up = 1 / 10 a tick
+    assert len(hazard_timeline("h", 0, gap_s=1, ticks=1, seed=0, mean_outage_s=1.0)) == 1
+    for kwargs in ({"gap_s": 0, "ticks": 5}, {"gap_s": 60, "ticks": 0},
+                   {"gap_s": 60, "ticks": 5, "mean_outage_s": 59.0}):
+        with pytest.raises(ConfigError) as info:
+            hazard_timeline("h", 1, seed=0, **kwargs)  # type: ignore[arg-type]
+        assert str(info.value).startswith("a hazard timeline needs gap_s > 0, ticks > 0 and mean_outage_s >= gap_s")
