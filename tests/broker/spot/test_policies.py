@@ -95,3 +95,105 @@ def test_the_registry_builds_every_policy_and_refuses_an_unknown_one() -> None:
 def test_the_omniscient_policy_refuses_a_batch() -> None:
     with pytest.raises(ConfigError, match="one job at a time"):
         run_spot(market([1] * 8), [SpotJob(100, 600, 0), SpotJob(100, 600, 0)], "omniscient")
+
+
+# -- one decision, built by hand (100 s ticks; the world is not needed by these policies) ---------------------
+
+def state(job: int = 0, *, work: float = 300, deadline: float = 800, overhead: float = 50, progress: float = 0.0,
+          using: int = -2, ready_in: float = 0.0):  # type: ignore[no-untyped-def]
+    from broker.spot.world import JobState
+
+    return JobState(job, work, deadline, overhead, True, progress, using, ready_in, False)
+
+
+def decision(*jobs, now: float = 0.0, free=(1,), prices=None):  # type: ignore[no-untyped-def]
+    from broker.spot.world import Decision
+
+    return Decision(now, round(now / 100), 100.0, tuple(free), tuple(prices or [0.36] * len(free)), 3.6, tuple(jobs))
+
+
+def test_the_registry_is_built_name_by_name() -> None:
+    from broker.spot.policies import Greedy, Omniscient, OnDemand, _build
+
+    assert {n: _build().get(n) for n in _build()} == {
+        "on-demand": OnDemand, "greedy": Greedy, "uniform-progress": UniformProgress, "omniscient": Omniscient,
+        "failover": Failover}
+
+
+@pytest.mark.parametrize(("jobs", "free", "expected"), [
+    ((state(0), state(1), state(2)), (2,), (0, 0, -2)),  # two free instances go to the first two jobs
+    ((state(0, using=0), state(1)), (1,), (0, 0)),  # a kept instance takes none of the free ones
+    ((state(0, using=-1), state(1)), (1,), (-1, 0)),  # on-demand takes none either
+    ((state(0), state(1)), (1, 1), (0, 1)),  # the second job goes to the next zone
+])
+def test_jobs_share_out_the_free_instances_in_order(jobs, free, expected) -> None:  # type: ignore[no-untyped-def]
+    from broker.spot.policies import Greedy
+
+    assert Greedy().decide(decision(*jobs, free=free, prices=[0.36, 0.72][:len(free)]), None) == expected  # type: ignore[arg-type]
+
+
+def test_the_cheapest_free_zone_is_taken_not_the_first() -> None:
+    from broker.spot.policies import Greedy
+
+    assert Greedy().decide(decision(state(), free=(1, 1), prices=[0.72, 0.36]), None) == (1,)  # type: ignore[arg-type]
+
+
+def test_safe_counts_work_done_within_the_tick_the_time_left_and_what_a_kept_instance_saves() -> None:
+    from broker.spot.policies import safe
+
+    # on-demand already running: 100 s more ends the work exactly, with no time for an overhead after it
+    assert safe(state(work=100, deadline=100, using=-1), -1, decision(state()))
+    # a new spot launch with 50 s left before the deadline: only 50 s of progress, not a whole tick's
+    assert not safe(state(work=60, deadline=200, overhead=0), 0, decision(state(), now=150.0))
+    # keeping a ready instance finishes (100 s); relaunching it would not (50 s) and leaves no room
+    assert safe(state(work=100, deadline=190, using=0), 0, decision(state()))
+    assert not safe(state(work=100, deadline=190, using=-2), 0, decision(state()))
+
+
+def test_greedy_and_failover_keep_a_running_instance_that_finishes_in_time() -> None:
+    from broker.spot.policies import Greedy
+
+    job = state(work=100, deadline=190, using=0)
+    for policy in (Greedy(), Failover()):
+        assert policy.decide(decision(job, free=(0,)), None) == (0,)  # type: ignore[arg-type]
+
+
+def test_failover_stays_on_demand_and_goes_on_demand_when_idling_is_unsafe() -> None:
+    assert Failover().decide(decision(state(using=-1)), None) == (-1,)  # type: ignore[arg-type]
+    assert Failover().decide(decision(state(work=300, deadline=400), free=(0,)), None) == (-1,)  # type: ignore[arg-type]
+
+
+def test_failover_blocks_a_zone_for_the_job_that_lost_it_only_and_not_past_its_block() -> None:
+    policy = Failover()
+    policy.last = {0: 0}  # job 0 ran in zone 0 at the last tick and is idle now: preempted
+    both = decision(state(0), state(1), free=(1, 1), prices=[0.36, 0.72])
+    assert policy.decide(both, None) == (1, 0)  # type: ignore[arg-type]
+    unblocked = Failover(block_s=0.0)
+    unblocked.last = {0: 0}
+    assert unblocked.decide(decision(state(0)), None) == (0,)  # type: ignore[arg-type]
+
+
+def test_uniform_progress_rules_at_their_boundaries() -> None:
+    # hysteresis: on on-demand with ep(300) = 112.5 <= progress 120 < ep(400) = 150: stays, though spot is free
+    assert UniformProgress().decide(decision(state(progress=120, using=-1), now=300.0), None) == (-1,)  # type: ignore[arg-type]
+    # safety net exactly at its edge: time left 500 = work left 400 + 2d: not yet, spot is taken
+    assert UniformProgress().decide(decision(state(work=400, deadline=500)), None) == (0,)  # type: ignore[arg-type]
+    # on spot and running with too little time left: it stays (exploitation comes before the safety net)
+    assert UniformProgress().decide(decision(state(work=450, deadline=500, using=0)), None) == (0,)  # type: ignore[arg-type]
+    # once the safety net fires, on-demand to the end, whatever comes later
+    policy = UniformProgress()
+    assert policy.decide(decision(state(work=460, deadline=500), free=(0,)), None) == (-1,)  # type: ignore[arg-type]
+    assert policy.decide(decision(state(work=100, deadline=5000), now=100.0), None) == (-1,)  # type: ignore[arg-type]
+
+
+def test_the_omniscient_policy_keeps_its_cost_and_runs_on_demand_when_nothing_can_finish() -> None:
+    from broker.spot.policies import Omniscient
+
+    policy = Omniscient()
+    run = run_spot(market(*[EARLY[0]]), [EARLY[1]], policy, validate=True)
+    assert policy.cost == pytest.approx(run.cost)
+    hopeless = run_spot(market([1] * 8), [SpotJob(590, 600, 20)], "omniscient", validate=True)
+    assert hopeless.deadline_misses == 1 and hopeless.jobs.iloc[0]["od_cost"] > 0
+    with pytest.raises(ConfigError) as info:
+        run_spot(market([1] * 8), [SpotJob(100, 600, 0), SpotJob(100, 600, 0)], "omniscient")
+    assert str(info.value) == "the omniscient optimum is for one job at a time"
