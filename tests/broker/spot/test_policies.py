@@ -6,7 +6,7 @@ import pytest
 
 from broker.spot.policies import SPOT_POLICIES, Failover, UniformProgress
 from broker.spot.simulate import run_spot
-from broker.spot.world import SpotJob
+from broker.spot.world import JobState, SpotJob
 from tests.broker.spot.helpers import market
 from workloads.errors import ConfigError, UnknownName
 
@@ -100,9 +100,7 @@ def test_the_omniscient_policy_refuses_a_batch() -> None:
 # -- one decision, built by hand (100 s ticks; the world is not needed by these policies) ---------------------
 
 def state(job: int = 0, *, work: float = 300, deadline: float = 800, overhead: float = 50, progress: float = 0.0,
-          using: int = -2, ready_in: float = 0.0):  # type: ignore[no-untyped-def]
-    from broker.spot.world import JobState
-
+          using: int = -2, ready_in: float = 0.0) -> JobState:
     return JobState(job, work, deadline, overhead, True, progress, using, ready_in, False)
 
 
