@@ -69,6 +69,7 @@ def test_failover_with_no_block_is_greedy() -> None:
         pytest.approx(run_spot(two_zone_market(), [job], "greedy").cost)
     with pytest.raises(ConfigError, match="block time must be >= 0"):
         Failover(block_s=-1.0)
+    assert Failover().block_s == 3600.0  # SkyPilot's wait before a preempted zone is tried again: our choice, an hour
 
 
 def test_uniform_progress_holds_on_demand_until_ahead_of_expected_progress_two_overheads_on() -> None:
@@ -88,8 +89,12 @@ def job_state(job: SpotJob):  # type: ignore[no-untyped-def]
 
 def test_the_registry_builds_every_policy_and_refuses_an_unknown_one() -> None:
     assert list(SPOT_POLICIES) == ["on-demand", "greedy", "uniform-progress", "omniscient", "failover"]
-    with pytest.raises(UnknownName):
-        SPOT_POLICIES.get("lucky")
+    from broker.spot.policies import _build
+
+    with pytest.raises(UnknownName) as info:
+        _build().get("lucky")
+    assert str(info.value) == ("unknown spot policy 'lucky'; known: on-demand, greedy, uniform-progress, omniscient, "
+                               "failover")
 
 
 def test_the_omniscient_policy_refuses_a_batch() -> None:
