@@ -53,13 +53,9 @@ class Problem:
         """On-demand and one mode per zone."""
         return int(self.avail.shape[0])
 
-    def state(self, mode: int, age: int) -> int:
-        """The index of (mode, age); 0 is idle."""
-        return 1 + mode * (self.ages + 1) + age
-
     @property
     def states(self) -> int:
-        """How many states."""
+        """How many states: 0 is idle, ``1 + mode * (ages + 1) + age`` the others."""
         return 1 + self.modes * (self.ages + 1)
 
     def choice(self, s: int) -> int:

@@ -92,8 +92,19 @@ def test_a_job_that_cannot_finish_has_no_plan() -> None:
 
 def test_the_optimum_refuses_hourly_billing_and_fractional_seconds() -> None:
     hourly = market([1] * 8, billing=SpotBilling("hour"))
-    with pytest.raises(ConfigError, match="per-second billing"):
+    with pytest.raises(ConfigError) as info:
         problem(hourly, hourly.window(0, 8), SpotJob(300, 600, 0))
+    assert str(info.value) == "the omniscient optimum is for per-second billing (use --billing second)"
     m = market([1] * 8)
-    with pytest.raises(ConfigError, match=r"whole seconds: the overhead is 0\.5 s"):
-        problem(m, m.window(0, 8), SpotJob(300, 600, 0.5))
+    for job, name, value in ((SpotJob(300.5, 600, 0), "work", 300.5), (SpotJob(300, 600.5, 0), "deadline", 600.5),
+                             (SpotJob(300, 600, 0.5), "overhead", 0.5)):
+        with pytest.raises(ConfigError) as info:
+            problem(m, m.window(0, 8), job)
+        assert str(info.value) == f"the omniscient optimum needs whole seconds: the {name} is {value} s"
+
+
+def test_the_unit_is_the_gcd_of_tick_work_deadline_and_overhead() -> None:
+    m = market([1] * 1000, gap=195)
+    pb = problem(m, m.window(0, 1000), SpotJob(48 * 3600, 52 * 3600, 720))
+    assert (pb.unit_s, pb.gap, pb.work, pb.overhead, pb.ages) == (15, 13, 11520, 48, 4)
+    assert pb.lengths[-1] == (52 * 3600 - 959 * 195) // 15 and len(pb.lengths) == 960
