@@ -19,6 +19,9 @@ One import for notebooks, scripts and the README::
 
 - Elastic provisioning (:mod:`broker.elastic`): :func:`run_elastic` with a policy of :data:`ELASTIC_POLICIES`
   on a :class:`PoolConfig`; the Gymnasium environment ``cloudbroker/Elastic-v0``.
+- Jobs with deadlines on spot (:mod:`broker.spot`): :func:`load_timeline` per zone into a :class:`SpotMarket`,
+  :func:`run_spot` or :func:`run_starts` of a :class:`SpotJob` with a policy of :data:`SPOT_POLICIES`; the
+  Gymnasium environment ``cloudbroker/Spot-v0``.
 
 Names are imported on first use, so ``import broker`` (and the CLI) stays fast. Importing it
 registers the ``cloudbroker/`` Gymnasium environments (:mod:`broker.envs`), without importing
@@ -59,6 +62,10 @@ _EXPORTS = {
     "run_elastic": "broker.elastic.simulate", "ELASTIC_POLICIES": "broker.elastic.simulate",
     "PoolConfig": "broker.elastic.world", "ElasticSummary": "broker.elastic.metrics",
     "SarsaConfig": "broker.elastic.sarsa",
+    "load_timeline": "broker.pricing.spot", "SpotMarket": "broker.pricing.spot", "SpotBilling": "broker.pricing.spot",
+    "SpotJob": "broker.spot.world", "SpotWorld": "broker.spot.world", "SpotRun": "broker.spot.world",
+    "SPOT_POLICIES": "broker.spot.policies", "run_spot": "broker.spot.simulate", "run_starts": "broker.spot.simulate",
+    "start_ticks": "broker.spot.simulate",
 }
 
 __all__ = [
@@ -66,6 +73,7 @@ __all__ = [
     "COH_POLICIES",
     "ELASTIC_POLICIES",
     "LEASING_POLICIES",
+    "SPOT_POLICIES",
     "CloudTerms",
     "ClusterPolicy",
     "ClusterResult",
@@ -91,6 +99,11 @@ __all__ = [
     "Sampled",
     "SarsaConfig",
     "SimulationConfig",
+    "SpotBilling",
+    "SpotJob",
+    "SpotMarket",
+    "SpotRun",
+    "SpotWorld",
     "balance",
     "balance_over_time",
     "balance_vs_v",
@@ -99,6 +112,7 @@ __all__ = [
     "cumulative_balance",
     "expected_cost",
     "load_price_book",
+    "load_timeline",
     "lookback",
     "pareto",
     "plan_reservations",
@@ -106,9 +120,12 @@ __all__ = [
     "run_constant",
     "run_elastic",
     "run_leasing",
+    "run_spot",
+    "run_starts",
     "run_sweep",
     "simulate",
     "simulate_cluster",
+    "start_ticks",
 ]
 
 if TYPE_CHECKING:
@@ -141,8 +158,12 @@ if TYPE_CHECKING:
     from broker.planning.planner import Prices, expected_cost, lookback, plan_reservations
     from broker.pricing.book import PriceBook, load_price_book
     from broker.pricing.reservations import ReservationPlan
+    from broker.pricing.spot import SpotBilling, SpotMarket, load_timeline
     from broker.sim.recorder import MemoryRecorder, Recorder
     from broker.sim.result import Result
+    from broker.spot.policies import SPOT_POLICIES
+    from broker.spot.simulate import run_spot, run_starts, start_ticks
+    from broker.spot.world import SpotJob, SpotRun, SpotWorld
     from broker.sweep import cells, run_sweep
 
 

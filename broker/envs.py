@@ -21,6 +21,7 @@ from typing import Any
 ENVS = {
     "cloudbroker/Elastic-v0": "broker.elastic.env:ElasticEnv",
     "cloudbroker/Leasing-v0": "broker.hybrid.env:LeasingEnv",
+    "cloudbroker/Spot-v0": "broker.spot.env:SpotEnv",
 }
 
 

@@ -35,6 +35,7 @@ API_PAGES = {
     "cloudcluster": "broker.cloudcluster",
     "advisor": "broker.advisor",
     "elastic": "broker.elastic",
+    "spot": "broker.spot",
     "sim": "broker.sim",
     "pricing": "broker.pricing",
     "report": "broker.report",

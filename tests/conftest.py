@@ -19,6 +19,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TRACES_DIR = REPO_ROOT.parent / "shared" / "traces"
+#: The spot timelines and the spot advisor's data (../shared/spot/SOURCES.md).
+SPOT_DIR = REPO_ROOT.parent / "shared" / "spot"
+#: The paper's nine p3.2xlarge zones (195 s ticks, 20,158 each).
+P3_ZONES_DIR = SPOT_DIR / "skypilot-spot-traces" / "availability" / "1-node" / "aws-02-15-2023"
 
 #: Job counts (data lines) of the shared traces, from ../shared/traces/SOURCES.md.
 SOURCES_JOBS = {
@@ -48,6 +52,14 @@ def trace_path(filename: str) -> Path:
     path = TRACES_DIR / filename
     if not path.exists():
         pytest.fail(f"shared trace {path} is missing: tests need ../shared/traces beside the checkout")
+    return path
+
+
+def spot_path(relative: str) -> Path:
+    """Path of a file under ../shared/spot; fails the test (never skips) when it is missing."""
+    path = SPOT_DIR / relative
+    if not path.exists():
+        pytest.fail(f"shared spot data {path} is missing: tests need ../shared/spot beside the checkout")
     return path
 
 

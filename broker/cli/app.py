@@ -2,7 +2,7 @@
 
 The modules: :mod:`broker.cli.trace`, :mod:`~broker.cli.simulate`, :mod:`~broker.cli.plan`,
 :mod:`~broker.cli.leasing`, :mod:`~broker.cli.cluster`, :mod:`~broker.cli.advise`,
-:mod:`~broker.cli.elastic` and :mod:`~broker.cli.report`.
+:mod:`~broker.cli.elastic`, :mod:`~broker.cli.spot` and :mod:`~broker.cli.report`.
 ``cloudbroker --help`` lists the commands from :data:`COMMANDS` without importing numpy, a solver or a
 plotting library. Output goes to stdout (a table, or one JSON object with ``--json``); progress bars and
 log messages go to stderr, and a progress bar is shown only on a terminal.
@@ -58,6 +58,8 @@ COMMANDS: dict[str, CommandRef] = {
     "elastic": CommandRef("broker.cli.elastic:elastic_app",
                           "A pool of cores for grid jobs: which job runs next and how many cores to rent "
                           "(the elastic RL paper)."),
+    "spot": CommandRef("broker.cli.spot:spot_cmd",
+                       "A job with a deadline on spot instances from real availability timelines (Can't Be Late)."),
     "report": CommandRef("broker.cli.report:report_cmd", "A site report for a trace: what to reserve, which policy "
                                                          "to run, what it costs, in one page."),
 }

@@ -1,4 +1,4 @@
-"""Contract suite over every registered policy of every world (CoH, hybrid site, cloud cluster, elastic pool).
+"""Contract suite over every registered policy of every world (CoH, hybrid site, cloud cluster, elastic pool, spot).
 
 Each policy, on a small workload of its world, under ``validate=True`` (the world's own invariants,
 checked as it runs):
@@ -49,9 +49,14 @@ from broker.hybrid.policies import (
 from broker.hybrid.world import HybridWorld
 from broker.pricing.book import HEAVY, LIGHT, MEDIUM, load_price_book
 from broker.pricing.reservations import ReservationPlan
+from broker.pricing.spot import SpotMarket, load_timeline
 from broker.sim.result import Result
 from broker.sim.validate import InvariantError
+from broker.spot.policies import SPOT_POLICIES
+from broker.spot.simulate import run_spot
+from broker.spot.world import SpotJob
 from heuristics.fleet import Plan
+from tests.conftest import P3_ZONES_DIR
 from workloads.cores import CoreJobs
 from workloads.htc import HtcJobs
 from workloads.jobs import JobTable, job_view
@@ -369,3 +374,19 @@ def test_an_elastic_world_that_overfills_its_pool_is_caught() -> None:
     world = Greedy(core_jobs(), PoolConfig(4), validate=True)
     with pytest.raises(InvariantError, match="jobs run on a pool of 4 cores"):
         run_episode(world, 0.5, lambda d, w: Action(int(d.queued[0])))
+
+
+# -- jobs with deadlines on spot ------------------------------------------------------------------------------
+
+SPOT_JOB = SpotJob(12 * 3600.0, 16 * 3600.0, 720.0)
+
+
+@pytest.mark.parametrize("name", SPOT_POLICIES.names())
+def test_spot_policy_contract(name: str) -> None:
+    market = SpotMarket(tuple(load_timeline(P3_ZONES_DIR / f"{z}_v100_1.json") for z in ("us-east-1a", "us-east-1c")))
+    runs = [run_spot(market, [SPOT_JOB], name, start=3000, validate=True) for _ in range(2)]
+    assert runs[0].cost == runs[1].cost
+    pd.testing.assert_frame_equal(runs[0].jobs, runs[1].jobs)
+    assert runs[0].deadline_misses == 0 and runs[0].jobs["done_h"].iloc[0] <= 16
+    best = run_spot(market, [SPOT_JOB], "omniscient", start=3000).cost
+    assert runs[0].cost >= best * (1 - 1e-12)

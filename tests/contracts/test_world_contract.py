@@ -1,7 +1,8 @@
 """Contract suite over every world on the kernel: the :class:`broker.sim.world.World` protocol.
 
-Each world (the CoH fleet, the hybrid site, the cloud cluster, the elastic pool) on a slice of the
-KTH log, validating its invariants as it runs, driven by a simple policy of its own kind:
+Each world (the CoH fleet, the hybrid site, the cloud cluster, the elastic pool on a slice of the
+KTH log; jobs with deadlines on two real spot zones), validating its invariants as it runs, driven by a
+simple policy of its own kind:
 
 - it declares the protocol (an instance of it, with the protocol among its bases);
 - advancing until ``None`` and acting on every decision gives the result of the world's own run
@@ -45,8 +46,12 @@ from broker.elastic.rules import RulePolicy
 from broker.elastic.world import Action, ElasticWorld, PoolConfig
 from broker.hybrid.world import HybridWorld, Lease, replay
 from broker.pricing.book import load_price_book
+from broker.pricing.spot import SpotMarket, load_timeline
 from broker.sim.world import World
-from tests.conftest import trace_path
+from broker.spot.policies import UniformProgress
+from broker.spot.simulate import run_spot
+from broker.spot.world import ON_DEMAND, SpotJob, SpotWorld
+from tests.conftest import P3_ZONES_DIR, trace_path
 from workloads.cache import load_trace
 from workloads.cores import cores_view
 from workloads.htc import htc_view
@@ -167,6 +172,24 @@ def elastic_own_run() -> Any:
     return world.result()
 
 
+# -- jobs with deadlines on spot: Uniform Progress, two jobs, two real p3.2xlarge zones, 12 h of work by 16 h --
+
+SPOT_JOBS = (SpotJob(12 * 3600.0, 16 * 3600.0, 720.0), SpotJob(6 * 3600.0, 16 * 3600.0, 720.0, checkpoint=False))
+
+
+@cache
+def spot_market() -> SpotMarket:
+    return SpotMarket(tuple(load_timeline(P3_ZONES_DIR / f"{z}_v100_1.json") for z in ("us-east-1f", "us-east-2a")))
+
+
+class SpotDriver:
+    def __init__(self) -> None:
+        self.policy = UniformProgress()
+
+    def __call__(self, world: SpotWorld, d: Any) -> Any:
+        return self.policy.decide(d, world)
+
+
 CASES = {
     "coh": Case(coh_world, CohDriver, coh_own_run, None),
     "hybrid": Case(lambda: HybridWorld(rigid_jobs(), 100, validate=True), HybridDriver,
@@ -175,6 +198,9 @@ CASES = {
                     lambda: simulate_cluster(htc_jobs(), CLUSTER_POLICY, CLUSTER_TERMS, seed=3), True),
     "elastic": Case(lambda: ElasticWorld(core_jobs(), POOL, validate=True), ElasticDriver, elastic_own_run,
                     Action(0)),
+    "spot": Case(lambda: SpotWorld(spot_market(), SPOT_JOBS, start=5000, validate=True), SpotDriver,
+                 lambda: run_spot(spot_market(), SPOT_JOBS, "uniform-progress", start=5000, validate=True),
+                 (ON_DEMAND, ON_DEMAND)),
 }
 
 
@@ -311,7 +337,8 @@ def test_advancing_past_a_pending_decision_refuses(case: Case) -> None:
 # -- the suite fails on a broken copy -----------------------------------------------------------------------
 
 @pytest.mark.parametrize(("name", "shared"), [("coh", "_cols"), ("hybrid", "log"), ("hybrid", "cluster"),
-                                              ("cluster", "instances"), ("cluster", "begin"), ("elastic", "queue")])
+                                              ("cluster", "instances"), ("cluster", "begin"), ("elastic", "queue"),
+                                              ("spot", "base"), ("spot", "running")])
 def test_a_copy_that_shares_part_of_its_state_is_caught(name: str, shared: str,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     case = CASES[name]

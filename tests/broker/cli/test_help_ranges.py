@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.broker.cli.test_refusals import commands, numeric
-from tests.conftest import CliRun, cloudbroker
+from tests.conftest import SPOT_DIR, CliRun, cloudbroker
 
 #: Twelve one-processor jobs with wait and run times, on a site of 4 (every job view keeps them).
 TINY = "; MaxProcs: 4\n; MaxNodes: 4\n" + "".join(f"{i} {i * 100} {i * 10} {50 + i} 1 -1 -1 1 200 -1 1 1 1 -1 -1 -1 "
@@ -31,19 +31,23 @@ BASE = {"simulate": ("--trace", "tiny.swf", "--solver", "cpsat"), "plan-reservat
         "advise": ("--trace", "tiny.swf", "--skip", "4", "--evaluate", "4"),
         "advise sweep": ("--trace", "tiny.swf", "--skip", "4", "--evaluate", "4"),
         "elastic": ("--trace", "tiny.swf"), "elastic sweep": ("--trace", "tiny.swf"),
-        "report": ("--trace", "tiny.swf", "--out", "report")}
+        "report": ("--trace", "tiny.swf", "--out", "report"),
+        "spot": ("--availability", str(SPOT_DIR / "skypilot-spot-traces" / "availability" / "1-node" / "aws-10-26-2022"
+                                       / "us-west-2a_k80_1.json"))}
 #: Options bound to another option, with what that other option must be for the bound to be reachable.
 JOINT = {("simulate", "--ipp-max-jobs"): ("--ipp-chunk-jobs", "0"),  # a chunk is below --ipp-max-jobs
          # an elastic pool (elastic sweep runs rigid and elastic) needs 1 <= --min-cores <= --cores <= --max-cores
          ("elastic sweep", "--cores"): ("--min-cores", "1"), ("elastic sweep", "--min-cores"): ("--cores", "1000000"),
-         ("elastic sweep", "--max-cores"): ("--min-cores", "1", "--cores", "1")}
+         ("elastic sweep", "--max-cores"): ("--min-cores", "1", "--cores", "1"),
+         # a job's deadline lies after its work
+         ("spot", "--work-h"): ("--deadline-h", "175200"), ("spot", "--deadline-h"): ("--work-h", "1e-12")}
 #: Bounds a value cannot reach on any trace, with why (the refusal is then the data's, not the option's).
 UNREACHABLE = {("elastic", "--first-day", "high"): "no trace has a job a thousand years after its first",
                ("elastic sweep", "--first-day", "high"): "no trace has a job a thousand years after its first"}
 WORK = ("broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.leasing.run_leasing",
         "broker.cli.leasing.run_constant", "broker.cli.cluster.simulate_cluster", "broker.cli.backends.sweep",
         "broker.sweep.run_sweep", "broker.cli.elastic.run_elastic", "broker.advisor.evaluate.evaluate",
-        "broker.report.build_report",
+        "broker.report.build_report", "broker.cli.spot.on_demand_cost",
         # the leasing sweep's grid: 2,000,000 random runs (the bound) spawn as many seeds before the sweep starts
         "broker.cli.leasing.sweep_configs")
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)"

@@ -1,0 +1,177 @@
+"""Policies for jobs with deadlines on spot: each a small class with one hook, ``decide(decision, world)``.
+
+- :class:`OnDemand`: on-demand from the start to the end.
+- :class:`Greedy`: spot whenever a zone has it, idle otherwise, until the slack is gone, then
+  on-demand to the end. The slack is gone when, were the job on spot (or idle) for one more tick
+  and then preempted, launching on-demand (overhead ``d``) would no longer finish by the deadline.
+- :class:`UniformProgress`: the paper's (Wu et al., NSDI 2024, §4), with expected progress
+  ``ep(t) = W t / T``: idle and behind ``ep(t)`` -> on-demand; spot whenever available, kept until
+  preempted; on-demand is left only once progress >= ``ep(t + 2d)``; safety net: idle with time
+  left < work left + 2d -> on-demand to the end.
+- :class:`Failover`: SkyPilot's managed jobs: on a preemption, block that zone for ``block_s`` and
+  relaunch in the next zone in price order; idle when none has spot, under greedy's deadline rule.
+- :class:`Omniscient`: the optimum over the known trace (:mod:`broker.spot.optimum`), replayed.
+
+A job on spot stays in its zone while it runs; a job that needs a zone takes the cheapest with a
+free instance at this tick (ties to the lower index). The registry :data:`SPOT_POLICIES` builds them
+by name; the CLI and the sweep go through it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from broker.spot.optimum import omniscient_plan
+from broker.spot.world import IDLE, ON_DEMAND, Decision, JobState, SpotWorld, progress_after
+from heuristics.registry import Registry
+from workloads.errors import ConfigError
+
+
+class SpotPolicy(Protocol):
+    """The hook the driver calls at each tick: one choice per unfinished job."""
+
+    def decide(self, decision: Decision, world: SpotWorld) -> tuple[int, ...]:
+        """The choices for ``decision.jobs``, in order."""
+        ...
+
+
+class PerJob:
+    """A policy deciding each job on its own; zones with free spot are shared out in job order."""
+
+    def decide(self, decision: Decision, world: SpotWorld) -> tuple[int, ...]:
+        """One :meth:`choose` per job, the free counts taken as jobs launch spot."""
+        free = list(decision.free)
+        out = []
+        for job in decision.jobs:
+            choice = self.choose(job, decision, free)
+            if choice >= 0 and choice != job.using:
+                free[choice] -= 1
+            out.append(choice)
+        return tuple(out)
+
+    def choose(self, job: JobState, decision: Decision, free: list[int]) -> int:
+        """The job's choice for the next tick."""
+        raise NotImplementedError
+
+
+def spot_zone(job: JobState, decision: Decision, free: list[int], blocked: frozenset[int] = frozenset()) -> int | None:
+    """The zone the job runs spot in (its own while running), else the cheapest free one, else ``None``."""
+    if job.using >= 0:
+        return job.using
+    open_ = [z for z, n in enumerate(free) if n > 0 and z not in blocked]
+    return min(open_, key=lambda z: (decision.prices[z], z)) if open_ else None
+
+
+def safe(job: JobState, choice: int, decision: Decision) -> bool:
+    """Whether on-demand launched one tick after ``choice`` (its overhead paid) still meets the deadline."""
+    span = min(decision.gap_s, job.deadline_s - decision.now)
+    after = progress_after(job, choice, span)
+    if after >= job.work_s:
+        return True
+    return job.deadline_s - decision.now - span >= job.work_s - after + job.overhead_s
+
+
+class OnDemand(PerJob):
+    """On-demand only."""
+
+    def choose(self, job: JobState, decision: Decision, free: list[int]) -> int:
+        """Always on-demand."""
+        return ON_DEMAND
+
+
+class Greedy(PerJob):
+    """Spot whenever available until the slack is gone, then on-demand to the end."""
+
+    def choose(self, job: JobState, decision: Decision, free: list[int]) -> int:
+        """Stay on on-demand once on it; else spot (or idle) while that is :func:`safe`."""
+        if job.using == ON_DEMAND:
+            return ON_DEMAND
+        zone = spot_zone(job, decision, free)
+        pick = IDLE if zone is None else zone
+        return pick if safe(job, pick, decision) else ON_DEMAND
+
+
+class UniformProgress(PerJob):
+    """Uniform Progress (see the module docstring for its four rules)."""
+
+    def __init__(self) -> None:
+        self.committed: set[int] = set()
+
+    def choose(self, job: JobState, decision: Decision, free: list[int]) -> int:
+        """The paper's rules: exploitation, hysteresis, safety net, uniform progress."""
+        if job.job in self.committed:
+            return ON_DEMAND
+        t, d = decision.now, job.overhead_s
+        if job.using >= 0:
+            return job.using
+        if job.using == ON_DEMAND and job.progress_s < self.expected(job, t + 2 * d):
+            return ON_DEMAND
+        if job.deadline_s - t < job.left_s + 2 * d:
+            self.committed.add(job.job)
+            return ON_DEMAND
+        zone = spot_zone(job, decision, free)
+        if zone is not None:
+            return zone
+        return ON_DEMAND if job.progress_s < self.expected(job, t) else IDLE
+
+    @staticmethod
+    def expected(job: JobState, t: float) -> float:
+        """``ep(t) = W t / T`` (s)."""
+        return job.work_s * t / job.deadline_s
+
+
+class Failover(PerJob):
+    """SkyPilot's managed-job failover: a preempted zone is blocked for ``block_s``, the next cheapest is tried."""
+
+    def __init__(self, block_s: float = 3600.0) -> None:
+        if not (math.isfinite(block_s) and block_s >= 0):
+            raise ConfigError(f"failover's block time must be >= 0 s, got {block_s}")
+        self.block_s = block_s
+        self.last: dict[int, int] = {}
+        self.blocked: dict[int, dict[int, float]] = {}
+
+    def choose(self, job: JobState, decision: Decision, free: list[int]) -> int:
+        """Block a zone just lost, then act as greedy over the zones not blocked."""
+        blocked = self.blocked.setdefault(job.job, {})
+        last = self.last.get(job.job, IDLE)
+        if last >= 0 and job.using == IDLE:
+            blocked[last] = decision.now + self.block_s
+        if job.using == ON_DEMAND:
+            choice = ON_DEMAND
+        else:
+            closed = frozenset(z for z, until in blocked.items() if until > decision.now)
+            zone = spot_zone(job, decision, free, closed)
+            pick = IDLE if zone is None else zone
+            choice = pick if safe(job, pick, decision) else ON_DEMAND
+        self.last[job.job] = choice
+        return choice
+
+
+class Omniscient(PerJob):
+    """The optimum over the known trace (one job; per-second billing), computed at the first tick and replayed."""
+
+    def __init__(self) -> None:
+        self.choices: list[int] | None = None
+        self.cost = math.inf
+
+    def decide(self, decision: Decision, world: SpotWorld) -> tuple[int, ...]:
+        """The plan's choice at this tick (on-demand past its end: an infeasible job is missed anyway)."""
+        if self.choices is None:
+            if len(world.jobs) != 1:
+                raise ConfigError("the omniscient optimum is for one job at a time")
+            self.cost, self.choices = omniscient_plan(world.market, world.window, world.jobs[0])
+        k = decision.tick
+        return tuple(self.choices[k] if k < len(self.choices) else ON_DEMAND for _ in decision.jobs)
+
+
+def _build() -> Registry[type[PerJob]]:
+    reg: Registry[type[PerJob]] = Registry("spot policy")
+    for name, cls in (("on-demand", OnDemand), ("greedy", Greedy), ("uniform-progress", UniformProgress),
+                      ("omniscient", Omniscient), ("failover", Failover)):
+        reg.register(name, cls)
+    return reg
+
+
+#: Every spot policy by name (a fresh instance per run: the policies keep per-job state).
+SPOT_POLICIES = _build()
