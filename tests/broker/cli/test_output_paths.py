@@ -18,7 +18,7 @@ import pytest
 from broker.cli import inputs
 from tests.broker.cli.test_help_ranges import TINY
 from tests.broker.cli.test_refusals import BASE, KTH, commands, one_line
-from tests.conftest import cloudbroker
+from tests.conftest import SPOT_DIR, cloudbroker
 from workloads.errors import ConfigError
 
 #: The options through which each command writes (a directory unless said); a test checks none is missing.
@@ -26,19 +26,22 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "simulate": ("--out",), "plan-reservations": ("--save-demand",), "leasing": ("--out",),
     "leasing sweep": ("--store", "--plot"), "cluster": ("--out",), "cluster sweep": ("--out", "--store"),
     "advise": ("--out",), "advise sweep": ("--out",), "elastic": ("--out",), "elastic sweep": ("--out", "--store"),
-    "report": ("--out",),
+    "report": ("--out",), "spot": ("--out",),
 }
 #: The path options and arguments that are read, not written.
 READ = {("simulate", "--reservations"), ("plan-reservations", "--demand"), ("cluster", "--volumes"),
-        ("cluster sweep", "spec")}
+        ("cluster sweep", "spec"), ("spot", "--availability"), ("spot", "files")}
 #: Besides :data:`tests.broker.cli.test_refusals.BASE`: what gets a command past its other checks.
-EXTRA = {"advise sweep": ("--trace", KTH), "leasing sweep": ("--trace", KTH)}
+EXTRA = {"advise sweep": ("--trace", KTH), "leasing sweep": ("--trace", KTH),
+         "spot": ("--availability", str(SPOT_DIR / "skypilot-spot-traces" / "availability" / "1-node"
+                                       / "aws-10-26-2022" / "us-west-2a_k80_1.json"))}
 #: Everything a command could do after its checks: read a trace, build a workload, simulate, sweep, report.
 WORK = ("broker.cli.inputs.trace", "broker.cli.inputs.workload", "broker.cli.cluster.workload_of",
         "broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.plan.plan_reservations",
         "broker.cli.leasing.run_leasing", "broker.cli.leasing.run_constant", "broker.cli.cluster.simulate_cluster",
         "broker.cli.backends.sweep", "broker.sweep.run_sweep", "broker.cli.elastic.run_elastic",
-        "broker.report.build_report")
+        "broker.report.build_report", "broker.cli.spot._timelines", "broker.cli.spot.run_spot",
+        "broker.cli.spot.run_sweep")
 CASES = [(command, option) for command, options in OUTPUTS.items() for option in options]
 
 
