@@ -123,6 +123,8 @@ def spot_cmd(
     sweep: Annotated[str | None, typer.Option(help="Slacks in hours (e.g. 4,12,24,48): every zone alone, "
                                                    "every --policy, deadline = work + slack.")] = None,
     jobs: Annotated[int, typer.Option(min=1, max=1_000_000, help="Sweep workers (-1: all cores).")] = 1,
+    store: Annotated[Path | None, typer.Option(help="Sweep: a directory of finished cells; the same command "
+                                                    "resumes from it.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write the rows, summary.json (and the sweep's "
                                                                "figure) here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Table format for --out: parquet or csv.")] = "csv",
@@ -144,14 +146,18 @@ def spot_cmd(
     _check_job(job, names, bill)
     if slacks:
         _check_job(SpotJob(work_h * HOUR, (work_h + min(slacks)) * HOUR, overhead_h * HOUR, checkpoint), names, bill)
+    if store is not None and not slacks:
+        raise typer.BadParameter("--store keeps a sweep's cells: give --sweep, or drop --store")
     inputs.output_dir(out_dir, "--out", force=force)
+    inputs.store_dir(store)
     fmt_ = inputs.table_format(fmt)
     paths = [*(availability or []), *(files or [])]
     zones = _timelines(paths, convention)
     started = time.perf_counter()
     if slacks:  # every zone a market of its own: the zones may differ in tick
         market = SpotMarket(zones[:1], on_demand=on_demand_price, spot_price=spot_price, notice_s=notice_s)
-        _sweep(paths, names, slacks, market, job, starts, seed, jobs, convention, out_dir, fmt_, as_json, started)
+        _sweep(paths, names, slacks, market, job, starts, seed, jobs, convention, out_dir, fmt_, as_json, started,
+               store)
         return
     market = SpotMarket(zones, on_demand=on_demand_price, spot_price=spot_price, notice_s=notice_s, billing=bill)
     _run(market, job, names[0], starts, seed, block_h, out_dir, fmt_, as_json, started)
@@ -183,7 +189,7 @@ def _run(market: SpotMarket, job: SpotJob, name: str, n: int, seed: int, block_h
 
 def _sweep(paths: list[Path], names: list[str], slacks: list[float], market: SpotMarket, job: SpotJob, n: int,
            seed: int, workers: int, convention: str, out_dir: Path | None, fmt: Any, as_json: bool,
-           started: float) -> None:
+           started: float, store: Path | None = None) -> None:
     configs = spot_sweep.configs([str(p) for p in paths], slacks_h=slacks, policies=names, starts=n, seed=seed,
                                  work_h=job.work_s / HOUR, overhead_h=job.overhead_s / HOUR,
                                  on_demand=market.on_demand, spot_price=market.spot_price, notice_s=market.notice_s,
@@ -191,7 +197,8 @@ def _sweep(paths: list[Path], names: list[str], slacks: list[float], market: Spo
     bounded(len(configs) * n, f"{len(paths)} zones x {len(slacks)} slacks x {len(names)} policies x {n} starts")
     grid = cells(configs, name=spot_sweep.CELL_NAME, root_seed=seed)
     with inputs.progress("spot sweep", len(grid)) as recorder:
-        results = run_sweep(spot_sweep.slack_cell, grid, n_jobs=workers, progress=recorder.progress)
+        results = run_sweep(spot_sweep.slack_cell, grid, store=store, n_jobs=workers,
+                            progress=recorder.progress)
     table = spot_sweep.sweep_table(grid, results)
     comparison = spot_sweep.comparison(table)
     payload = {"zones": list(spot_sweep.zone_names(str(p) for p in paths).values()), "policies": names,

@@ -1,15 +1,16 @@
 """Policies for jobs with deadlines on spot: each a small class with one hook, ``decide(decision, world)``.
 
 - :class:`OnDemand`: on-demand from the start to the end.
-- :class:`Greedy`: spot whenever a zone has it, idle otherwise, until the slack is gone, then
-  on-demand to the end. The slack is gone when, were the job on spot (or idle) for one more tick
-  and then preempted, launching on-demand (overhead ``d``) would no longer finish by the deadline.
-- :class:`UniformProgress`: the paper's (Wu et al., NSDI 2024, §4), with expected progress
+- :class:`Greedy`: the paper's (§3.4): spot whenever a zone has it and kept until preempted, idle
+  otherwise; the safety net (:func:`safety_net`): idle with time left < work left + 2d -> on-demand to
+  the end.
+- :class:`UniformProgress`: the paper's (Wu et al., NSDI 2024, §5.2), with expected progress
   ``ep(t) = W t / T``: idle and behind ``ep(t)`` -> on-demand; spot whenever available, kept until
-  preempted; on-demand is left only once progress >= ``ep(t + 2d)``; safety net: idle with time
-  left < work left + 2d -> on-demand to the end.
+  preempted; hysteresis: on-demand is left only for spot and only once progress >= ``ep(t + 2d)``;
+  the safety net as greedy's. On-demand is never left for idle: so the authors' implementation
+  does it (their ``rc_cr_threshold`` strategy keeps the on-demand instance while no spot is there).
 - :class:`Failover`: SkyPilot's managed jobs: on a preemption, block that zone for ``block_s`` and
-  relaunch in the next zone in price order; idle when none has spot, under greedy's deadline rule.
+  relaunch in the next zone in price order; idle when none has spot, under greedy's safety net.
 - :class:`Omniscient`: the optimum over the known trace (:mod:`broker.spot.optimum`), replayed.
 
 A job on spot stays in its zone while it runs; a job that needs a zone takes the cheapest with a
@@ -72,6 +73,18 @@ def safe(job: JobState, choice: int, decision: Decision) -> bool:
     return job.deadline_s - decision.now - span >= job.work_s - after + job.overhead_s
 
 
+def safety_net(job: JobState, pick: int, decision: Decision) -> bool:
+    """Whether a job not running spot must go on-demand to the end now rather than ``pick`` (spot or idle).
+
+    The paper's Safety Net Rule: time left < work left + 2d (one changeover for a spot launch, one
+    more should it be preempted); and, where a tick is longer than ``d``, ``pick`` for one more tick
+    no longer :func:`safe`.
+    """
+    if job.deadline_s - decision.now < job.left_s + 2 * job.overhead_s:
+        return True
+    return not safe(job, pick, decision)
+
+
 class OnDemand(PerJob):
     """On-demand only."""
 
@@ -81,15 +94,17 @@ class OnDemand(PerJob):
 
 
 class Greedy(PerJob):
-    """Spot whenever available until the slack is gone, then on-demand to the end."""
+    """Spot whenever available, kept until preempted; on-demand to the end from the safety net on."""
 
     def choose(self, job: JobState, decision: Decision, free: list[int]) -> int:
-        """Stay on on-demand once on it; else spot (or idle) while that is :func:`safe`."""
+        """Stay on on-demand once on it; keep a running spot instance while :func:`safe`; else the safety net."""
         if job.using == ON_DEMAND:
             return ON_DEMAND
+        if job.using >= 0:
+            return job.using if safe(job, job.using, decision) else ON_DEMAND
         zone = spot_zone(job, decision, free)
         pick = IDLE if zone is None else zone
-        return pick if safe(job, pick, decision) else ON_DEMAND
+        return ON_DEMAND if safety_net(job, pick, decision) else pick
 
 
 class UniformProgress(PerJob):
@@ -99,21 +114,21 @@ class UniformProgress(PerJob):
         self.committed: set[int] = set()
 
     def choose(self, job: JobState, decision: Decision, free: list[int]) -> int:
-        """The paper's rules: exploitation, hysteresis, safety net, uniform progress."""
+        """The paper's rules: exploitation, safety net, hysteresis, taking risks, uniform progress."""
         if job.job in self.committed:
             return ON_DEMAND
-        t, d = decision.now, job.overhead_s
         if job.using >= 0:
             return job.using
-        if job.using == ON_DEMAND and job.progress_s < self.expected(job, t + 2 * d):
-            return ON_DEMAND
-        if job.deadline_s - t < job.left_s + 2 * d:
+        zone = spot_zone(job, decision, free)
+        if safety_net(job, IDLE if zone is None else zone, decision):
             self.committed.add(job.job)
             return ON_DEMAND
-        zone = spot_zone(job, decision, free)
+        if job.using == ON_DEMAND:
+            ahead = job.progress_s >= self.expected(job, decision.now + 2 * job.overhead_s)
+            return zone if zone is not None and ahead else ON_DEMAND
         if zone is not None:
             return zone
-        return ON_DEMAND if job.progress_s < self.expected(job, t) else IDLE
+        return ON_DEMAND if job.progress_s < self.expected(job, decision.now) else IDLE
 
     @staticmethod
     def expected(job: JobState, t: float) -> float:
@@ -139,11 +154,13 @@ class Failover(PerJob):
             blocked[last] = decision.now + self.block_s
         if job.using == ON_DEMAND:
             choice = ON_DEMAND
+        elif job.using >= 0:
+            choice = job.using if safe(job, job.using, decision) else ON_DEMAND
         else:
             closed = frozenset(z for z, until in blocked.items() if until > decision.now)
             zone = spot_zone(job, decision, free, closed)
             pick = IDLE if zone is None else zone
-            choice = pick if safe(job, pick, decision) else ON_DEMAND
+            choice = ON_DEMAND if safety_net(job, pick, decision) else pick
         self.last[job.job] = choice
         return choice
 

@@ -23,8 +23,9 @@ from broker.spot.simulate import START_COLUMNS, run_starts, start_ticks
 from broker.spot.world import SpotJob
 from broker.sweep import Cell, Memo
 
-#: The version of the cells' meaning (part of every cell's key).
-CELL_NAME = "spot-v1"
+#: The version of the cells' meaning (part of every cell's key): v2 since greedy's safety net and Uniform
+#: Progress's hysteresis follow the paper's text and its authors' code.
+CELL_NAME = "spot-v2"
 HOUR = 3600.0
 #: Timelines this process has read, by (file, convention).
 TIMELINES: Memo[Any] = Memo(size=16)

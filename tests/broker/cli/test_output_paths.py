@@ -26,7 +26,7 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "simulate": ("--out",), "plan-reservations": ("--save-demand",), "leasing": ("--out",),
     "leasing sweep": ("--store", "--plot"), "cluster": ("--out",), "cluster sweep": ("--out", "--store"),
     "advise": ("--out",), "advise sweep": ("--out",), "elastic": ("--out",), "elastic sweep": ("--out", "--store"),
-    "report": ("--out",), "spot": ("--out",),
+    "report": ("--out",), "spot": ("--out", "--store"),
 }
 #: The path options and arguments that are read, not written.
 READ = {("simulate", "--reservations"), ("plan-reservations", "--demand"), ("cluster", "--volumes"),
@@ -34,7 +34,7 @@ READ = {("simulate", "--reservations"), ("plan-reservations", "--demand"), ("clu
 #: Besides :data:`tests.broker.cli.test_refusals.BASE`: what gets a command past its other checks.
 EXTRA = {"advise sweep": ("--trace", KTH), "leasing sweep": ("--trace", KTH),
          "spot": ("--availability", str(SPOT_DIR / "skypilot-spot-traces" / "availability" / "1-node"
-                                       / "aws-10-26-2022" / "us-west-2a_k80_1.json"))}
+                                       / "aws-10-26-2022" / "us-west-2a_k80_1.json"), "--sweep", "4")}
 #: Everything a command could do after its checks: read a trace, build a workload, simulate, sweep, report.
 WORK = ("broker.cli.inputs.trace", "broker.cli.inputs.workload", "broker.cli.cluster.workload_of",
         "broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.plan.plan_reservations",

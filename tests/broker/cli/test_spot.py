@@ -67,10 +67,13 @@ def test_a_sweep_runs_every_zone_alone_at_each_slack_and_draws_the_figure(tmp_pa
     (("--availability", EAST_1A, "--sweep", "4,x"), "--sweep takes slacks in hours"),
     (("--availability", EAST_1A, "--sweep", "0,4"), "every slack must be in (0, 87600] h"),
     (("--availability", EAST_1A, "--sweep", "4", "--billing", "hour"), "--sweep bills per second"),
+    (("--availability", EAST_1A, "--store", "cells"), "--store keeps a sweep's cells: give --sweep"),
+    (("--availability", EAST_1A, "--sweep", "4", "--store", "spot.json"), "--store spot.json: a file is there"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], message: str, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "spot.json").write_text("{}")
     run = cloudbroker("spot", *args)
     assert run.code == 2 and run.out == ""
     assert run.err.startswith("error: ") and run.err.count("\n") == 1 and message in run.err
@@ -91,3 +94,20 @@ def test_a_trace_with_bad_syntax_is_refused_naming_the_file_and_field(tmp_path: 
     bad.write_text(json.dumps({"metadata": {"gap_seconds": 60}, "data": [1, 0, 2.5]}))
     run = cloudbroker("spot", "--availability", EAST_1A, str(bad))
     assert run.code == 2 and f"error: {bad}: data[2] must be a whole number >= 0, got 2.5" in run.err
+
+
+def test_a_sweep_with_a_store_keeps_each_cell_and_resumes_from_them(tmp_path: Path) -> None:
+    args = ("--availability", EAST_1A, "--work-h", "2", "--sweep", "1,2", "--starts", "2",
+            "--policy", "on-demand,greedy", "--store", str(tmp_path / "cells"))
+    first = run_json(*args)
+    stored = sorted((tmp_path / "cells").rglob("*.json"))
+    assert len(stored) == 2 * 2  # a cell per (slack, policy)
+    # a resumed sweep reads its cells from the store: one edited there shows in the result
+    envelope = next(e for e in (json.loads(p.read_text()) for p in stored)
+                    if e["config"]["policy"] == "greedy" and e["config"]["slack_h"] == 1.0)
+    path = next(p for p in stored if json.loads(p.read_text())["key"] == envelope["key"])
+    envelope["result"]["rows"]["cost_over_on_demand"] = [0.5, 0.25]
+    path.write_text(json.dumps(envelope))
+    again = run_json(*args)
+    assert again["cost_over_on_demand"]["1"]["greedy"] == pytest.approx(0.375)
+    assert without_timing(again)["cost_over_on_demand"]["2"] == without_timing(first)["cost_over_on_demand"]["2"]

@@ -200,3 +200,49 @@ def test_the_omniscient_policy_keeps_its_cost_and_runs_on_demand_when_nothing_ca
     with pytest.raises(ConfigError) as info:
         run_spot(market([1] * 8), [SpotJob(100, 600, 0), SpotJob(100, 600, 0)], "omniscient")
     assert str(info.value) == "the omniscient optimum is for one job at a time"
+
+
+# -- the paper's rules where an earlier reading differed ---------------------------------------------------------------
+# Greedy's safety net is the paper's (§3.3-3.4): idle with R(t) < C(t) + 2d -> on-demand to the end. With d = 150 s on
+# 100 s ticks, a rule that only keeps one more tick off on-demand safe (R >= C + d + a tick) would still take spot at
+# R - C = 250; the paper's greedy does not. Spot 0-200 (50 s done after the 150 s changeover), gone at 200, back at 300.
+WINDOW = ([1, 1, 0, 1, 1, 1, 1, 1, 1], SpotJob(300, 800, 150))
+
+
+def test_greedy_goes_on_demand_once_idle_with_less_than_two_overheads_of_slack() -> None:
+    counts, job = WINDOW
+    run = run_spot(market(counts), [job], "greedy", validate=True)
+    # at 200: R = 600, C = 250, 600 >= 250 + 300: idle; at 300: R = 500 < 550: on-demand from 300, ready at 450,
+    # done at 700: 200 s of spot (0.02 $) and 400 s of on-demand (0.4 $)
+    assert run.cost == pytest.approx(0.02 + 0.4) and run.deadline_misses == 0
+    assert run.jobs.iloc[0]["done_h"] * 3600 == pytest.approx(700)
+
+
+def test_greedy_takes_spot_back_with_exactly_two_overheads_of_slack() -> None:
+    from broker.spot.policies import Greedy
+
+    # R = 500, C = 200, 2d = 300: not below, so spot; one second less of slack: on-demand
+    assert Greedy().decide(decision(state(work=300, deadline=800, overhead=150, progress=100), now=300.0), None) == (0,)  # type: ignore[arg-type]
+    assert Greedy().decide(decision(state(work=300, deadline=800, overhead=150, progress=99), now=300.0), None) == (-1,)  # type: ignore[arg-type]
+
+
+def test_the_safety_net_also_covers_a_tick_longer_than_two_overheads() -> None:
+    from broker.spot.policies import Greedy
+
+    # d = 10 s on 100 s ticks: R - C = 100 >= 2d, but one more idle tick would leave 0 s for a 10 s changeover
+    job = state(work=300, deadline=500, overhead=10, progress=100)
+    assert Greedy().decide(decision(job, now=200.0, free=(0,)), None) == (-1,)  # type: ignore[arg-type]
+    assert UniformProgress().decide(decision(job, now=200.0, free=(0,)), None) == (-1,)  # type: ignore[arg-type]
+    for policy in ("greedy", "uniform-progress"):
+        assert run_spot(market([1, 0, 0, 0, 0, 0]), [SpotJob(300, 500, 10)], policy, validate=True).deadline_misses == 0
+
+
+def test_uniform_progress_leaves_on_demand_only_for_spot() -> None:
+    # the authors' implementation: on on-demand with no spot, it stays, however far ahead (no relaunch later)
+    ahead = state(progress=200, using=-1)
+    assert UniformProgress().decide(decision(ahead, now=300.0, free=(0,)), None) == (-1,)  # type: ignore[arg-type]
+    assert UniformProgress().decide(decision(ahead, now=300.0, free=(1,)), None) == (0,)  # type: ignore[arg-type]
+    # no spot ever: idle at 0 (not behind), on-demand from 100 (behind ep = 37.5), ready at 150, done at 450: 0.35 $;
+    # leaving for idle once ahead of ep(t + 2d) at 300 would relaunch at 500 and pay 0.4 $
+    run = run_spot(market([0] * 9), [SpotJob(300, 800, 50)], "uniform-progress", validate=True)
+    assert run.cost == pytest.approx(0.35) and run.launches == 1
