@@ -56,10 +56,8 @@ class PerJob:
         raise NotImplementedError
 
 
-def spot_zone(job: JobState, decision: Decision, free: list[int], blocked: frozenset[int] = frozenset()) -> int | None:
-    """The zone the job runs spot in (its own while running), else the cheapest free one, else ``None``."""
-    if job.using >= 0:
-        return job.using
+def spot_zone(decision: Decision, free: list[int], blocked: frozenset[int] = frozenset()) -> int | None:
+    """The cheapest zone with a free instance (not ``blocked``), else ``None``."""
     open_ = [z for z, n in enumerate(free) if n > 0 and z not in blocked]
     return min(open_, key=lambda z: (decision.prices[z], z)) if open_ else None
 
@@ -102,7 +100,7 @@ class Greedy(PerJob):
             return ON_DEMAND
         if job.using >= 0:
             return job.using if safe(job, job.using, decision) else ON_DEMAND
-        zone = spot_zone(job, decision, free)
+        zone = spot_zone(decision, free)
         pick = IDLE if zone is None else zone
         return ON_DEMAND if safety_net(job, pick, decision) else pick
 
@@ -119,7 +117,7 @@ class UniformProgress(PerJob):
             return ON_DEMAND
         if job.using >= 0:
             return job.using
-        zone = spot_zone(job, decision, free)
+        zone = spot_zone(decision, free)
         if safety_net(job, IDLE if zone is None else zone, decision):
             self.committed.add(job.job)
             return ON_DEMAND
@@ -158,7 +156,7 @@ class Failover(PerJob):
             choice = job.using if safe(job, job.using, decision) else ON_DEMAND
         else:
             closed = frozenset(z for z, until in blocked.items() if until > decision.now)
-            zone = spot_zone(job, decision, free, closed)
+            zone = spot_zone(decision, free, closed)
             pick = IDLE if zone is None else zone
             choice = ON_DEMAND if safety_net(job, pick, decision) else pick
         self.last[job.job] = choice

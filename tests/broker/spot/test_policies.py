@@ -246,3 +246,24 @@ def test_uniform_progress_leaves_on_demand_only_for_spot() -> None:
     # leaving for idle once ahead of ep(t + 2d) at 300 would relaunch at 500 and pay 0.4 $
     run = run_spot(market([0] * 9), [SpotJob(300, 800, 50)], "uniform-progress", validate=True)
     assert run.cost == pytest.approx(0.35) and run.launches == 1
+
+
+def test_greedy_and_failover_leave_a_spot_instance_still_in_its_changeover_when_keeping_it_could_miss() -> None:
+    from broker.spot.policies import Greedy
+
+    # on spot in zone 0, 100 s of changeover left, nothing done: keeping it one tick leaves 350 s for 300 s of work
+    # and a 50 s relaunch (just safe); with a deadline one second earlier, on-demand now
+    for policy in (Greedy, Failover):
+        just = state(work=300, deadline=450, overhead=50, using=0, ready_in=100)
+        assert policy().decide(decision(just, free=(0,)), None) == (0,)  # type: ignore[arg-type]
+        late = state(work=300, deadline=449, overhead=50, using=0, ready_in=100)
+        assert policy().decide(decision(late, free=(0,)), None) == (-1,)  # type: ignore[arg-type]
+
+
+def test_uniform_progress_ahead_of_ep_goes_on_demand_when_a_tick_idle_would_leave_no_room() -> None:
+    # d = 10 s on 100 s ticks, at 100 s: progress 100 >= ep = 75 (so not behind) and time left 300 >= 200 + 2d;
+    # but idle until 200 leaves 200 s for 200 s of work and a 10 s launch: on-demand now, not idle
+    job = state(work=300, deadline=400, overhead=10, progress=100)
+    assert UniformProgress().decide(decision(job, now=100.0, free=(0,)), None) == (-1,)  # type: ignore[arg-type]
+    # with spot free, the launch itself is safe (90 s of progress in the tick): spot
+    assert UniformProgress().decide(decision(job, now=100.0, free=(1,)), None) == (0,)  # type: ignore[arg-type]
