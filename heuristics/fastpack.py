@@ -248,7 +248,7 @@ class _ArrayRoom:
         self.latest = occ.latest_start()  # the latest start of any job
         self._start_max: np.ndarray | None = None  # each slot's, once a job may start after a run does
         # the jobs ending by the horizon (the fleet's, by end, and the call's): their slots, ends, requirements
-        self.slot, self.end, self.r = (a.tolist() for a in occ.ending_by(horizon))
+        self.slot, self.end, self.r = occ.ending_lists(horizon)
         self.counted = 0  # the jobs ended by the last a asked about, counted in room
         self.room = self.free.copy()
         self.placed: dict[int, list[Interval]] = {}

@@ -20,6 +20,7 @@ built), so every sum of them here is exact in any order.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -87,6 +88,10 @@ class Occupancy:
     :meth:`ending_by` and :meth:`latest_start` are kept once asked for, so that every member of a
     portfolio reads them at the cost of one; the engine calls :meth:`forget` when the arrays change
     under the views (each time it hands a fleet out).
+
+    ``by_end``, when given, is the same jobs as three lists ordered by end: their ends, slots and
+    requirements (the engine keeps them as jobs are placed and leave; read only, like the arrays).
+    :meth:`ending_lists` then slices them instead of reading the arrays (the same jobs, checked).
     """
 
     start: np.ndarray
@@ -94,6 +99,7 @@ class Occupancy:
     r: np.ndarray
     dep_min: np.ndarray
     start_max: np.ndarray
+    by_end: tuple[list[float], list[int], list[float]] | None = field(default=None, repr=False, compare=False)
     _ending: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
     _latest: list[float] = field(default_factory=list, init=False, repr=False, compare=False)
@@ -120,6 +126,15 @@ class Occupancy:
             kept = self._ending[horizon] = (_read_only(slots[order]), _read_only(end[order]),
                                             _read_only(self.r[slots, col][order]))
         return kept
+
+    def ending_lists(self, horizon: float) -> tuple[list[int], list[float], list[float]]:
+        """:meth:`ending_by` as fresh lists the caller owns (jobs of equal end in any order)."""
+        if self.by_end is None:
+            slots, end, r = self.ending_by(horizon)
+            return slots.tolist(), end.tolist(), r.tolist()
+        ends, held, rs = self.by_end
+        k = bisect_right(ends, horizon)
+        return held[:k], ends[:k], rs[:k]
 
     def latest_start(self) -> float:
         """The latest start of any hosted job (``-inf`` for none)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_left, bisect_right
 from heapq import heappop, heappush
 
 import numpy as np
@@ -43,6 +44,8 @@ class IntervalTable:
         self._where: dict[int, tuple[int, int]] = {}
         self._free = [list(range(width)) for _ in range(size)]  # unused columns of each row, as heaps
         self._rows: list[dict[int, Interval]] = [{} for _ in range(size)]  # each row's used entries, by column
+        # every entry by end: ends, slots, requirements (jobs of equal end in the order they came)
+        self._by_end: tuple[list[float], list[int], list[float]] = ([], [], [])
 
     def _adopt(self, *arrays: np.ndarray) -> None:
         """Copies of ``arrays`` (start, end, r, dep_min, start_max) become the columns and their views."""
@@ -80,6 +83,9 @@ class IntervalTable:
             start_max[slot] = start
         self._where[job] = (slot, col)
         self._rows[slot][col] = (start, end, r)
+        ends, slots, rs = self._by_end
+        q = bisect_right(ends, end)
+        ends.insert(q, end), slots.insert(q, slot), rs.insert(q, r)
 
     def remove(self, job: int) -> None:
         """Job ``job`` left its slot.
@@ -91,7 +97,8 @@ class IntervalTable:
         heappush(self._free[slot], col)
         starts, ends, rs, dep_min, start_max = self._cols
         row = self._rows[slot]
-        start, end, _ = row.pop(col)
+        start, end, r = row.pop(col)
+        self._drop_by_end(slot, end, r)
         k = slot * self._width + col
         starts[k], ends[k], rs[k] = -math.inf, math.inf, 0.0
         if end == dep_min[slot] or start == start_max[slot]:  # both again, in one pass (the other one stays)
@@ -102,6 +109,14 @@ class IntervalTable:
                 if a > last_start:
                     last_start = a
             dep_min[slot], start_max[slot] = first_end, last_start
+
+    def _drop_by_end(self, slot: int, end: float, r: float) -> None:
+        """Drop an entry ``(slot, end, r)`` from the by-end lists (jobs leave at their end: mostly the first)."""
+        ends, slots, rs = self._by_end
+        q = bisect_left(ends, end)
+        while slots[q] != slot or rs[q] != r:
+            q += 1
+        del ends[q], slots[q], rs[q]
 
     def _widen(self) -> None:
         size, width = self.r.shape
@@ -119,6 +134,7 @@ class IntervalTable:
         twin._where = dict(self._where)
         twin._free = [list(free) for free in self._free]
         twin._rows = [dict(row) for row in self._rows]
+        twin._by_end = (list(self._by_end[0]), list(self._by_end[1]), list(self._by_end[2]))
         return twin
 
     def occupancy(self, n: int) -> Occupancy:
@@ -128,7 +144,7 @@ class IntervalTable:
             view = values.view()
             view.flags.writeable = False
             views.append(view)
-        return Occupancy(*views)
+        return Occupancy(*views, by_end=self._by_end)
 
     @property
     def width(self) -> int:

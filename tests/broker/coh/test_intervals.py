@@ -3,6 +3,8 @@ growing and widening; copies that go their own way; read-only snapshots."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -32,6 +34,31 @@ def test_the_table_keeps_each_slots_earliest_end_and_latest_start_through_adds_r
             assert sorted(table.r[slot][table.end[slot] != INF].tolist()) == sorted(v[3] for v in mine)
             assert sorted(table.entries(slot)) == sorted(v[1:] for v in mine)
     assert table.r.shape[1] > 8  # some slot held more than the first width
+
+
+def test_the_jobs_ending_by_a_horizon_from_the_tables_lists_are_the_arrays_own_through_adds_and_removes() -> None:
+    rng = np.random.default_rng(11)
+    table = IntervalTable(4)
+    hosted: list[int] = []
+    for job in range(400):
+        if hosted and rng.random() < 0.4:  # a job leaves: mostly the oldest, sometimes another
+            gone = hosted.pop(0 if rng.random() < 0.7 else int(rng.integers(len(hosted))))
+            table.remove(gone)
+        else:  # ends and requirements on a coarse grid: many ties, on one slot and across slots
+            start = float(rng.integers(0, 40))
+            table.add(int(rng.integers(4)), job, start, start + float(rng.integers(1, 6)), float(rng.integers(1, 3)))
+            hosted.append(job)
+        occ = table.occupancy(4)
+        assert occ.by_end is not None and occ.by_end[0] == sorted(occ.by_end[0])  # by end
+        for horizon in (-1.0, 3.0, 20.0, 44.0, 100.0):
+            fast = occ.ending_lists(horizon)
+            model = [a.tolist() for a in occ.frozen().ending_by(horizon)]  # no lists: read from the arrays
+            assert sorted(zip(*fast, strict=True)) == sorted(zip(*model, strict=True))
+            assert fast[1] == model[1]  # the ends in the same order
+    twin = table.copy()
+    table.remove(hosted[0])
+    assert len(twin.occupancy(4).ending_lists(math.inf)[0]) == len(hosted)
+    assert len(table.occupancy(4).ending_lists(math.inf)[0]) == len(hosted) - 1
 
 
 def test_the_tables_arrays_see_its_writes_after_growing_and_a_copy_does_not() -> None:
