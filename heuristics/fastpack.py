@@ -278,7 +278,9 @@ class _ArrayRoom:
             self.latest = start
         if end <= self.horizon:  # it ends after the a it was placed at: among those not counted yet
             q = bisect_right(self.end, end)
-            self.slot.insert(q, j), self.end.insert(q, end), self.r.insert(q, r)
+            self.slot.insert(q, j)
+            self.end.insert(q, end)
+            self.r.insert(q, r)
 
     def _ended_by(self, a: float) -> np.ndarray:
         """Every slot's room at ``max(a, ready)`` while no job starts after it."""

@@ -83,9 +83,11 @@ class IntervalTable:
             start_max[slot] = start
         self._where[job] = (slot, col)
         self._rows[slot][col] = (start, end, r)
-        ends, slots, rs = self._by_end
-        q = bisect_right(ends, end)
-        ends.insert(q, end), slots.insert(q, slot), rs.insert(q, r)
+        by_ends, by_slots, by_rs = self._by_end
+        q = bisect_right(by_ends, end)
+        by_ends.insert(q, end)
+        by_slots.insert(q, slot)
+        by_rs.insert(q, r)
 
     def remove(self, job: int) -> None:
         """Job ``job`` left its slot.
@@ -144,7 +146,8 @@ class IntervalTable:
             view = values.view()
             view.flags.writeable = False
             views.append(view)
-        return Occupancy(*views, by_end=self._by_end)
+        start, end, r, dep_min, start_max = views
+        return Occupancy(start, end, r, dep_min, start_max, by_end=self._by_end)
 
     @property
     def width(self) -> int:
