@@ -8,6 +8,10 @@ arrival or before its VM finished booting; with reservations, no more VMs hold a
 bought. At every release: the billed time covers the VM's whole life and every job it hosted, and a
 heavy reservation goes only once the run drains. At the end: every job placed and departed, every
 VM released.
+With spot VMs (:mod:`broker.coh.spot`) also: every tick, no VM runs past its preemption and the spot
+VMs without notice stay within the market's cap; at every release, a VM under notice goes by its
+preemption and is billed no unit past it; at the end, every job completed exactly once (a
+preempted job is placed again, so placements count its restarts).
 A failed check raises :class:`~broker.sim.validate.InvariantError` naming the job or VM, the time and
 the values.
 """
