@@ -75,9 +75,6 @@ class SpotCohWorld(CohWorld):
         The other keywords of :class:`~broker.coh.world.CohWorld` (``lookahead``, ``recorder``, ...).
     """
 
-    #: A preempted job's remaining run time is the world's own: only arrivals and requirements are shared.
-    _shared = ("_arrival", "_r")
-
     def __init__(self, jobs: JobTable, catalog: Catalog, config: EngineConfig, *, offer: SpotOffer,
                  checkpoint_s: float | None = None, restart_overhead_s: float = 0.0, **world: object) -> None:
         _check_restart(checkpoint_s, restart_overhead_s)
@@ -96,6 +93,13 @@ class SpotCohWorld(CohWorld):
         self._handlers = (*self._handlers, self._preempt, self._market)
         if self.began < math.inf:
             self._schedule_market(self.kernel.now)
+
+    def copy(self) -> SpotCohWorld:
+        """An independent copy of the paused world: the base world shares its run times, a spot world's change."""
+        twin = super().copy()
+        twin._runtime = list(self._runtime)
+        twin.jobs = replace(self.jobs, runtime=self.jobs.runtime.copy())
+        return twin
 
     @property
     def preemptions(self) -> int:

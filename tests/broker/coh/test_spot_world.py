@@ -156,3 +156,20 @@ def test_restart_settings_out_of_range_are_refused() -> None:
         SpotConfig(offer(CLOSES_AT_1000), checkpoint_s=0.0)
     with pytest.raises(ConfigError, match="restart_overhead_s"):
         SpotConfig(offer(CLOSES_AT_1000), restart_overhead_s=-1.0)
+
+
+def test_a_copy_paused_after_a_preemption_runs_on_as_the_world_would_and_leaves_it_alone() -> None:
+    jobs = table(np.arange(0, 3000, 100), np.full(30, 2500.0), np.full(30, 100.0))
+    _, reference = spot_run(jobs, checkpoint_s=200.0, restart_overhead_s=30.0)
+    policy = build_policy(POLICY, seed=0, billing=ENGINE.billing(), catalog=CATALOG)
+    world = SpotCohWorld(jobs, CATALOG, ENGINE, offer=offer(CLOSES_AT_1000), lookahead=policy.lookahead,
+                         checkpoint_s=200.0, restart_overhead_s=30.0)
+    while world.restarts_total == 0 and (batch := world.next_batch()) is not None:
+        world.act(policy.decide(world.now, batch, world))
+    twin = world.copy()
+    results = [summarize(run(w, policy), CATALOG, ENGINE.billing(), policy="FCFS-SM") for w in (world, twin)]
+    expected = {k: v for k, v in spot_summary(reference).to_dict().items() if k != "policy_stats"}
+    for result in results:  # the policy's statistics, shared by the two runs, aside
+        assert {k: v for k, v in spot_summary(result).to_dict().items() if k != "policy_stats"} == expected
+        assert result.jobs.equals(reference.jobs)
+    assert spot_summary(reference).restarts > 1
