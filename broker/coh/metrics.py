@@ -56,6 +56,21 @@ class CohSummary(SummaryMixin):
     cost_by_option: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class SpotCohSummary(CohSummary):
+    """A CoH run with spot VMs (:mod:`broker.coh.spot`): :class:`CohSummary` and the preemptions.
+
+    ``preemptions`` spot VMs were preempted; jobs were placed again ``restarts`` times in all and
+    lost ``lost_s`` seconds of run; the market's timeline was read again ``timeline_repeats`` times.
+    ``cost_by_option`` has a ``spot`` part.
+    """
+
+    preemptions: int = 0
+    restarts: int = 0
+    lost_s: float = 0.0
+    timeline_repeats: int = 0
+
+
 #: A CoH run's result: :class:`CohSummary`, one row per job, one row per VM.
 RunResult = Result[CohSummary]
 
@@ -68,11 +83,18 @@ def lower_bound(jobs: JobTable, catalog: Catalog, billing: Billing) -> float:
 
 
 def job_frame(record: RunRecord) -> pd.DataFrame:
-    """One row per job: ``job_id, submit, runtime, r, user, start, end, wait, instance_id`` (times in s)."""
+    """One row per job: ``job_id, submit, runtime, r, user, start, end, wait, instance_id`` (times in s).
+
+    With spot VMs also ``restarts`` and ``lost_s``; ``start``, ``end`` and ``instance_id`` are then the
+    final run's, and ``wait`` is from submission to the final start.
+    """
     jobs = record.jobs
-    return pd.DataFrame({"job_id": jobs.job_id, "submit": jobs.arrival, "runtime": jobs.runtime, "r": jobs.r,
-                         "user": jobs.user, "start": record.job_start, "end": record.job_end,
-                         "wait": record.job_start - jobs.arrival, "instance_id": record.job_vm})
+    frame = pd.DataFrame({"job_id": jobs.job_id, "submit": jobs.arrival, "runtime": jobs.runtime, "r": jobs.r,
+                          "user": jobs.user, "start": record.job_start, "end": record.job_end,
+                          "wait": record.job_start - jobs.arrival, "instance_id": record.job_vm})
+    if record.spot is not None:
+        frame["restarts"], frame["lost_s"] = record.spot.restarts, record.spot.lost_s
+    return frame
 
 
 def instance_frame(record: RunRecord, billing: Billing) -> pd.DataFrame:
@@ -93,8 +115,9 @@ def summarize(record: RunRecord, catalog: Catalog, billing: Billing, *, policy: 
     wait_mean, wait_p95, wait_max = wait_figures(jobs["wait"].to_numpy())
     hours = vms.groupby("instance_type")["billed_hours"].sum()
     counts = vms.groupby("instance_type").size()
-    summary = CohSummary(
-        policy=policy, jobs=len(record.jobs), cost=round(cost, 10), lower_bound=lb,
+    summary_type, extra = _spot_fields(record)
+    summary = summary_type(
+        **extra, policy=policy, jobs=len(record.jobs), cost=round(cost, 10), lower_bound=lb,
         cost_over_lb=cost / lb if lb > 0 else float("nan"),
         utilization=used / billed if billed else float("nan"),
         utilization_leased=used / leased if leased else float("nan"),
@@ -107,3 +130,12 @@ def summarize(record: RunRecord, catalog: Catalog, billing: Billing, *, policy: 
     )
     return Result(summary=summary, jobs=jobs, instances=vms)
 
+
+
+def _spot_fields(record: RunRecord) -> tuple[type[CohSummary], dict[str, Any]]:
+    """The summary's class and its spot figures (none for a run without spot)."""
+    spot = record.spot
+    if spot is None:
+        return CohSummary, {}
+    return SpotCohSummary, {"preemptions": spot.preemptions, "restarts": int(spot.restarts.sum()),
+                            "lost_s": float(spot.lost_s.sum()), "timeline_repeats": spot.timeline_repeats}

@@ -218,6 +218,17 @@ class Pool:
             self._clear_stats(slot)
             self.dirty.discard(slot)
 
+    def evict(self, slot: int, job: int, r: float, run_s: float, done_s: float) -> None:
+        """Take a job off ``slot`` before its departure (a preemption): its ``run_s`` s run is cut after ``done_s``.
+
+        The slot no longer counts it among the jobs it hosted, and its busy capacity-time keeps only
+        the ``done_s`` seconds the job ran, so a VM emptied this way can be released (:meth:`release`).
+        """
+        self.remove(slot, job, r)
+        col = self.col
+        col.hosted[slot] -= 1
+        col.busy[slot] -= r * (run_s - done_s)
+
     def release(self, slot: int, now: float) -> InstanceRecord:
         """Release an idle VM now, close it in the ledger, and free the slot."""
         col = self.col

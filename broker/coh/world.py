@@ -37,7 +37,7 @@ from broker.coh.pool import Pool
 from broker.coh.validate import Validator
 from broker.pricing.book import Catalog
 from broker.pricing.reservations import OnDemandOnly, ReservedCapacity
-from broker.sim.kernel import Kernel, Ticker
+from broker.sim.kernel import Handler, Kernel, Ticker
 from broker.sim.ledger import InstanceRecord
 from broker.sim.recorder import Recorder
 from broker.sim.world import World
@@ -71,6 +71,17 @@ class RunRecord:
     began: float = 0.0
     ended: float = 0.0
     upfront: float = 0.0
+    spot: SpotRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpotRecord:
+    """What spot added to a run (:mod:`broker.coh.spot`): per job restarts and lost seconds, run counters."""
+
+    restarts: np.ndarray
+    lost_s: np.ndarray
+    preemptions: int
+    timeline_repeats: int
 
 
 class CohWorld(World[Decision, Plan | None, RunRecord]):
@@ -95,7 +106,7 @@ class CohWorld(World[Decision, Plan | None, RunRecord]):
     """
 
     #: Read and never changed: a copy shares them.
-    _shared = ("_arrival", "_runtime", "_r")
+    _shared: tuple[str, ...] = ("_arrival", "_runtime", "_r")
 
     #: Per job (by position in ``jobs``): the slot and the VM it was placed on (-1: not yet), its start and end (s).
     job_slot: np.ndarray
@@ -129,7 +140,7 @@ class CohWorld(World[Decision, Plan | None, RunRecord]):
         self._contiguous: tuple[int, int] | None = None  # the span of a batch of fresh jobs only
         self.ticks = self.departed = 0
         self.began = math.inf
-        self._handlers = (self._depart, self._tick, self._deadline)
+        self._handlers: tuple[Handler, ...] = (self._depart, self._tick, self._deadline)
         validate = config.validate if validate is None else validate
         self._validator = Validator(self, interval=self._interval) if validate else None
         self._start()
@@ -286,11 +297,15 @@ class CohWorld(World[Decision, Plan | None, RunRecord]):
         return self.pool.col.capacity[slot] - t.peak(slot, start, end) >= -1e-9
 
     def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
-        option, rate = self.reservations.acquire(vm_type, heavy=heavy)
+        option, rate = self._acquire(vm_type, now, heavy)
         slot = self.pool.start(vm_type, now, option=option, rate=rate, booted=heavy)
         col = self.pool.col
         self.kernel.schedule(self.billing.deadline(col.anchor[slot], now), DEADLINE, (slot, col.vm_id[slot]))
         return slot
+
+    def _acquire(self, vm_type: int, now: float, heavy: bool) -> tuple[int, float]:
+        """The billing option code and $/unit of a VM of ``vm_type`` starting at ``now`` (the reservations')."""
+        return self.reservations.acquire(vm_type, heavy=heavy)
 
     def _depart(self, now: float, job: int) -> None:
         self.pool.remove(self._cols[0][job], job, self._r[job])

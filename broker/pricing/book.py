@@ -23,6 +23,8 @@ from workloads.pricebooks import DEFAULT_PRICE_BOOK, read_price_book_data
 
 ON_DEMAND = "on-demand"
 LIGHT, MEDIUM, HEAVY = "reserved-light", "reserved-medium", "reserved-heavy"
+#: A spot VM in the CoH world (priced by a market, :mod:`broker.pricing.spot_offer`, not by the book).
+SPOT = "spot"
 #: Reserved options in the order CoH-R fills demand after the always-on heavy ones (SPEC §4).
 RESERVED_OPTIONS = (LIGHT, MEDIUM, HEAVY)
 #: Hours in a reservation year (365 days; EC2 terms count 8760 h a year).

@@ -23,12 +23,24 @@ from typing import Any
 
 import numpy as np
 
-from broker.pricing.book import HEAVY, HOURS_PER_YEAR, LIGHT, MEDIUM, ON_DEMAND, RESERVED_OPTIONS, Catalog, PriceBook
+from broker.pricing.book import (
+    HEAVY,
+    HOURS_PER_YEAR,
+    LIGHT,
+    MEDIUM,
+    ON_DEMAND,
+    RESERVED_OPTIONS,
+    SPOT,
+    Catalog,
+    PriceBook,
+)
 from workloads.errors import InputError
 
-#: Billing options as stored per VM slot (index into this tuple).
-OPTIONS = (ON_DEMAND, LIGHT, MEDIUM, HEAVY)
-OD_CODE, LIGHT_CODE, MEDIUM_CODE, HEAVY_CODE = range(4)
+#: Billing options as stored per VM slot (index into this tuple); spot VMs are the CoH world's with a market.
+OPTIONS = (ON_DEMAND, LIGHT, MEDIUM, HEAVY, SPOT)
+OD_CODE, LIGHT_CODE, MEDIUM_CODE, HEAVY_CODE, SPOT_CODE = range(5)
+#: The options that are no reservation (unlimited, nothing to give back on release).
+UNRESERVED = (OD_CODE, SPOT_CODE)
 #: The most reservations a plan read or replayed may hold (every heavy one is a VM of the run from its start).
 MAX_RESERVATIONS = 1_000_000
 
@@ -175,7 +187,7 @@ class ReservedCapacity:
 
     def release(self, vm_type: int, code: int) -> None:
         """A VM holding option ``code`` of ``vm_type`` was released."""
-        if code != OD_CODE:
+        if code not in UNRESERVED:
             if self.in_use[vm_type, code] <= 0:
                 raise RuntimeError(f"released a {OPTIONS[code]} {self.catalog.names[vm_type]} VM that was not in use")
             self.in_use[vm_type, code] -= 1

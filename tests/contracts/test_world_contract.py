@@ -39,6 +39,7 @@ from broker.cloudcluster.terms import CloudTerms
 from broker.cloudcluster.world import ClusterWorld
 from broker.coh.config import CohConfig, EngineConfig, SimulationConfig
 from broker.coh.policies import build_policy
+from broker.coh.spot import SpotCohWorld
 from broker.coh.world import CohWorld
 from broker.coh.world import run as run_coh
 from broker.elastic.episode import run_episode
@@ -47,11 +48,12 @@ from broker.elastic.world import Action, ElasticWorld, PoolConfig
 from broker.hybrid.world import HybridWorld, Lease, replay
 from broker.pricing.book import load_price_book
 from broker.pricing.spot import SpotMarket, load_timeline
+from broker.pricing.spot_offer import SpotOffer
 from broker.sim.world import World
 from broker.spot.policies import UniformProgress
 from broker.spot.simulate import run_spot
 from broker.spot.world import ON_DEMAND, SpotJob, SpotWorld
-from tests.conftest import P3_ZONES_DIR, trace_path
+from tests.conftest import P3_ZONES_DIR, SPOT_DIR, trace_path
 from workloads.cache import load_trace
 from workloads.cores import cores_view
 from workloads.htc import htc_view
@@ -111,6 +113,23 @@ class CohDriver:
 
 def coh_own_run() -> Any:
     return replace(run_coh(coh_world(), coh_policy()), policy_stats={})  # the policy's statistics are run's own
+
+
+# -- the CoH fleet with spot VMs: the same, on the r5.16xlarge preemption trace, checkpoints every 600 s --------
+
+@cache
+def r5_offer() -> SpotOffer:
+    return SpotOffer.from_market(SpotMarket((load_timeline(SPOT_DIR / "skypilot-spot-traces" / "preemption" / "1-node"
+                                                           / "aws-04-19-2023" / "us-east-1b_intel_64.json"),)))
+
+
+def coh_spot_world() -> SpotCohWorld:
+    return SpotCohWorld(coh_jobs(), CATALOG, COH_CONFIG.engine, offer=r5_offer(), checkpoint_s=600.0,
+                        restart_overhead_s=60.0, lookahead=coh_policy().lookahead)
+
+
+def coh_spot_own_run() -> Any:
+    return replace(run_coh(coh_spot_world(), coh_policy()), policy_stats={})
 
 
 # -- the hybrid site: EASY on 100 nodes, a cap of 10 cloud nodes, hourly steps ----------------------------
@@ -192,6 +211,7 @@ class SpotDriver:
 
 CASES = {
     "coh": Case(coh_world, CohDriver, coh_own_run, None),
+    "coh-spot": Case(coh_spot_world, CohDriver, coh_spot_own_run, None),
     "hybrid": Case(lambda: HybridWorld(rigid_jobs(), 100, validate=True), HybridDriver,
                    lambda: replay(rigid_jobs(), 100, cap=10.0)[0], Lease(math.inf, 0.0)),
     "cluster": Case(lambda: ClusterWorld(htc_jobs(), CLUSTER_POLICY, CLUSTER_TERMS, validate=True), ClusterDriver,

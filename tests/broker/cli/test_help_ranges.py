@@ -24,6 +24,7 @@ from tests.conftest import SPOT_DIR, CliRun, cloudbroker
 TINY = "; MaxProcs: 4\n; MaxNodes: 4\n" + "".join(f"{i} {i * 100} {i * 10} {50 + i} 1 -1 -1 1 200 -1 1 1 1 -1 -1 -1 "
                                                     "-1 -1\n" for i in range(1, 13))
 SPEC = '[workload]\ntrace = "tiny.swf"\n[[family]]\nname = "a"\ncap = [1]\n'
+R5_TRACE = SPOT_DIR / "skypilot-spot-traces" / "preemption" / "1-node" / "aws-04-19-2023" / "us-east-1b_intel_64.json"
 #: What each command needs besides the option under test to get past its other checks.
 BASE = {"simulate": ("--trace", "tiny.swf", "--solver", "cpsat"), "plan-reservations": ("--trace", "tiny.swf"),
         "leasing": ("--trace", "tiny.swf"), "leasing sweep": ("--trace", "tiny.swf", "--v", "0:1"),
@@ -40,7 +41,10 @@ JOINT = {("simulate", "--ipp-max-jobs"): ("--ipp-chunk-jobs", "0"),  # a chunk i
          ("elastic sweep", "--cores"): ("--min-cores", "1"), ("elastic sweep", "--min-cores"): ("--cores", "1000000"),
          ("elastic sweep", "--max-cores"): ("--min-cores", "1", "--cores", "1"),
          # a job's deadline lies after its work
-         ("spot", "--work-h"): ("--deadline-h", "175200"), ("spot", "--deadline-h"): ("--work-h", "1e-12")}
+         ("spot", "--work-h"): ("--deadline-h", "175200"), ("spot", "--deadline-h"): ("--work-h", "1e-12"),
+         # the spot options of simulate go with a market (and the restart overhead with a checkpoint)
+         ("simulate", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
+         ("simulate", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60")}
 #: Bounds a value cannot reach on any trace, with why (the refusal is then the data's, not the option's).
 UNREACHABLE = {("elastic", "--first-day", "high"): "no trace has a job a thousand years after its first",
                ("elastic sweep", "--first-day", "high"): "no trace has a job a thousand years after its first"}

@@ -29,8 +29,8 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "report": ("--out",), "spot": ("--out", "--store"),
 }
 #: The path options and arguments that are read, not written.
-READ = {("simulate", "--reservations"), ("plan-reservations", "--demand"), ("cluster", "--volumes"),
-        ("cluster sweep", "spec"), ("spot", "--availability"), ("spot", "files")}
+READ = {("simulate", "--reservations"), ("simulate", "--spot"), ("plan-reservations", "--demand"),
+        ("cluster", "--volumes"), ("cluster sweep", "spec"), ("spot", "--availability"), ("spot", "files")}
 #: Besides :data:`tests.broker.cli.test_refusals.BASE`: what gets a command past its other checks.
 EXTRA = {"advise sweep": ("--trace", KTH), "leasing sweep": ("--trace", KTH),
          "spot": ("--availability", str(SPOT_DIR / "skypilot-spot-traces" / "availability" / "1-node"

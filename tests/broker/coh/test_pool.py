@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from broker.coh.pool import Pool
 from broker.pricing.billing import Billing
@@ -121,3 +122,17 @@ def test_what_the_occupancy_kept_for_one_decision_is_not_shown_at_the_next() -> 
     assert again is occ  # handed out again: what it kept is dropped
     assert [a.tolist() for a in again.ending_by(500.0)] == [[0, 1], [400.0, 450.0], [30.0, 20.0]]
     assert again.latest_start() == 150.0
+
+
+def test_an_evicted_job_leaves_its_vm_releasable_counting_only_the_time_it_ran() -> None:
+    pool = Pool(CATALOG, Billing(), boot_time=0.0)
+    slot = pool.start(1, 0.0)
+    pool.add(slot, 0, 100.0, 0.0, 1000.0, 1000.0)
+    pool.add(slot, 1, 50.0, 0.0, 500.0, 500.0)
+    with pytest.raises(RuntimeError, match="while hosting 2 job"):
+        pool.release(slot, 300.0)
+    pool.evict(slot, 0, 100.0, 1000.0, 300.0)
+    pool.evict(slot, 1, 50.0, 500.0, 300.0)
+    assert (pool.n_jobs[slot], pool.hosted[slot], pool.free[slot]) == (0, 0, 410.0)
+    record = pool.release(slot, 300.0)
+    assert (record.jobs_hosted, record.busy_capacity_s, record.released_at) == (0, 150.0 * 300.0, 300.0)

@@ -1,0 +1,221 @@
+"""The CoH world with spot VMs (issue 36, first slice; ``docs/worlds/coh-spot.md``).
+
+:class:`SpotCohWorld` is :class:`~broker.coh.world.CohWorld` with a :class:`~broker.pricing.spot_offer.SpotOffer`:
+
+- **Acquisition.** A VM no reservation covers is spot while the market is open and below its cap
+  (else on-demand), billed the book's units at its type's on-demand price times the market's ratio
+  at the tick it started.
+- **Market events.** The world schedules an event at each tick boundary where the market's cap
+  changes (never one per tick). When the cap falls below the spot VMs running (0: the market closed),
+  the youngest ones get the notice; each is preempted ``notice_s`` later unless it went idle and was
+  released first. A spot VM started during a notice is another VM, under the cap of then.
+- **Preemption.** The VM's jobs leave it at that instant and join the waiting jobs, placed again by
+  the policy at the next decision tick; the VM is released and billed to that instant. A job's work
+  so far is lost (it restarts from scratch), or with ``checkpoint_s = C`` its progress is kept to its
+  last multiple of C seconds of work and the rest of its run, plus ``restart_overhead_s``, is what it
+  runs next. ``lost_s`` counts the seconds it ran on the preempted VM that did not become kept
+  progress (restart overhead included); ``restarts`` its preemptions.
+- **Departures** are scheduled by the base world with the job as payload and cannot be cancelled
+  cheaply; a preempted job's stale departure is skipped by a per-job count of stale departures (a
+  job's runs end no earlier one after the other, so its stale departures come first).
+
+Nothing of this touches the base world's per-job hot path (:meth:`CohWorld._apply`, ``_tick``):
+plain CoH runs do not build this class.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from broker.coh.config import EngineConfig
+from broker.coh.world import DEADLINE, CohWorld, RunRecord, SpotRecord
+from broker.pricing.book import Catalog
+from broker.pricing.reservations import OD_CODE, SPOT_CODE
+from broker.pricing.spot_offer import SpotOffer
+from workloads.errors import ConfigError
+from workloads.jobs import JobTable
+
+PREEMPT, MARKET = DEADLINE + 1, DEADLINE + 2
+
+
+@dataclass(frozen=True, slots=True)
+class SpotConfig:
+    """Spot in a CoH run: the market's offer and how a preempted job restarts (:class:`SpotCohWorld`)."""
+
+    offer: SpotOffer
+    checkpoint_s: float | None = None
+    restart_overhead_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_restart(self.checkpoint_s, self.restart_overhead_s)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form (the market by name, its notice and how often it is open)."""
+        return {"market": self.offer.name, "notice_s": self.offer.notice_s, "available": self.offer.available,
+                "checkpoint_s": self.checkpoint_s, "restart_overhead_s": self.restart_overhead_s}
+
+
+class SpotCohWorld(CohWorld):
+    """A CoH world whose unreserved VMs are spot while the market allows (see the module docstring).
+
+    Parameters
+    ----------
+    jobs, catalog, config
+        As :class:`~broker.coh.world.CohWorld`.
+    offer : SpotOffer
+        The market: cap and price ratio per tick, the notice (s).
+    checkpoint_s : float, optional
+        Keep a preempted job's progress to its last multiple of this many seconds of work.
+    restart_overhead_s : float
+        Seconds added to the run of a job resumed from a checkpoint.
+    **world
+        The other keywords of :class:`~broker.coh.world.CohWorld` (``lookahead``, ``recorder``, ...).
+    """
+
+    def __init__(self, jobs: JobTable, catalog: Catalog, config: EngineConfig, *, offer: SpotOffer,
+                 checkpoint_s: float | None = None, restart_overhead_s: float = 0.0, **world: object) -> None:
+        _check_restart(checkpoint_s, restart_overhead_s)
+        self.offer, self.checkpoint_s, self.restart_overhead_s = offer, checkpoint_s, restart_overhead_s
+        self.original_jobs = jobs
+        n = len(jobs)
+        self.restarts = np.zeros(n, dtype=np.int64)
+        self.lost_s = np.zeros(n)
+        self.completions = np.zeros(n, dtype=np.int64)
+        self._stale, self._progress, self._overhead = [0] * n, [0.0] * n, [0.0] * n
+        self._spot_live: dict[int, int] = {}  # vm id -> slot of the spot VMs running and not given notice
+        #: Spot VMs given notice (vm id -> the instant they are preempted) and those preempted (vm id -> when).
+        self.doomed: dict[int, float] = {}
+        self.preempted: dict[int, float] = {}
+        super().__init__(replace(jobs, runtime=jobs.runtime.copy()), catalog, config, **world)  # type: ignore[arg-type]
+        self._handlers = (*self._handlers, self._preempt, self._market)
+        if self.began < math.inf:
+            self._schedule_market(self.kernel.now)
+
+    def copy(self) -> SpotCohWorld:
+        """An independent copy of the paused world: the base world shares its run times, a spot world's change."""
+        twin = super().copy()
+        twin._runtime = list(self._runtime)
+        twin.jobs = replace(self.jobs, runtime=self.jobs.runtime.copy())
+        return twin
+
+    @property
+    def preemptions(self) -> int:
+        """Spot VMs preempted so far."""
+        return len(self.preempted)
+
+    @property
+    def restarts_total(self) -> int:
+        """Job restarts so far (a job placed again after a preemption counts once per preemption)."""
+        return int(self.restarts.sum())
+
+    @property
+    def spot_running(self) -> int:
+        """Spot VMs running and not given notice (what the cap counts)."""
+        return len(self._spot_live)
+
+    def result(self) -> RunRecord:
+        """The finished run, with the original jobs (full run times) and the spot record."""
+        record = super().result()
+        spot = SpotRecord(self.restarts.copy(), self.lost_s.copy(), self.preemptions,
+                          self.offer.repeats(record.began, record.ended))
+        return replace(record, jobs=self.original_jobs, spot=spot)
+
+    # -- acquisition and release ------------------------------------------------------------------
+    def _acquire(self, vm_type: int, now: float, heavy: bool) -> tuple[int, float]:
+        option, rate = self.reservations.acquire(vm_type, heavy=heavy)
+        if option == OD_CODE and len(self._spot_live) < self.offer.cap(now):
+            return SPOT_CODE, rate * self.offer.ratio_at(now)
+        return option, rate
+
+    def _start_vm(self, vm_type: int, now: float, *, heavy: bool = False) -> int:
+        slot = super()._start_vm(vm_type, now, heavy=heavy)
+        col = self.pool.col
+        if col.option[slot] == SPOT_CODE:
+            self._spot_live[col.vm_id[slot]] = slot
+        return slot
+
+    def _deadline(self, now: float, payload: tuple[int, int]) -> None:
+        super()._deadline(now, payload)
+        slot, vm_id = payload
+        if vm_id in self._spot_live and self.pool.col.vm_id[slot] != vm_id:
+            del self._spot_live[vm_id]
+
+    def _depart(self, now: float, job: int) -> None:
+        stale = self._stale
+        if stale[job]:  # the departure of a run a preemption cut short
+            stale[job] -= 1
+            return
+        self.completions[job] += 1
+        super()._depart(now, job)
+
+    # -- the market -------------------------------------------------------------------------------
+    def _schedule_market(self, now: float) -> None:
+        at = self.offer.next_change(now)
+        if at < math.inf:
+            self.kernel.schedule(at, MARKET)
+
+    def _market(self, now: float, _: object) -> None:
+        """The cap changed at ``now``: notice to the youngest spot VMs above it; the next change scheduled."""
+        excess = len(self._spot_live) - self.offer.cap(now)
+        if excess > 0:
+            due = now + self.offer.notice_s
+            for vm_id in sorted(self._spot_live, reverse=True)[: int(excess)]:
+                slot = self._spot_live.pop(vm_id)
+                self.doomed[vm_id] = due
+                self.kernel.schedule(due, PREEMPT, (slot, vm_id))
+        if not self._draining():
+            self._schedule_market(now)
+
+    def _preempt(self, now: float, payload: tuple[int, int]) -> None:
+        """The notice ran out: the VM's jobs go back to the waiting jobs and the VM is released now."""
+        slot, vm_id = payload
+        pool = self.pool
+        if pool.col.vm_id[slot] != vm_id:  # it went idle and was released during the notice
+            return
+        jobs = sorted(pool.members[slot])
+        for job in jobs:
+            self._evict(slot, job, now)
+        record = pool.release(slot, now)
+        self.preempted[vm_id] = now
+        if self._validator is not None:
+            self._validator.at_release(record)
+        if jobs:
+            self._waiting = sorted(self._waiting + jobs)
+            self.ticker.request(now)
+
+    def _evict(self, slot: int, job: int, now: float) -> None:
+        """Take ``job`` off ``slot`` at ``now``: count what it lost, set what it runs next, forget its placement."""
+        job_slot, job_vm, job_start, job_end = self._cols
+        start, run = job_start[job], job_end[job] - job_start[job]
+        done = min(max(0.0, now - start), run)
+        kept, remaining = self._restart_point(job, done)
+        self.lost_s[job] += done - (kept - self._progress[job])
+        self.restarts[job] += 1
+        self._stale[job] += 1
+        self._progress[job] = kept
+        self._runtime[job] = remaining
+        self.jobs.runtime[job] = remaining
+        self.pool.evict(slot, job, self._r[job], run, done)
+        job_slot[job] = job_vm[job] = -1
+        job_start[job] = job_end[job] = math.nan
+
+    def _restart_point(self, job: int, done: float) -> tuple[float, float]:
+        """(work kept, s; the next run's length, s) of ``job`` preempted ``done`` s into its current run."""
+        full = float(self.original_jobs.runtime[job])
+        c = self.checkpoint_s
+        if c is None:
+            return 0.0, full
+        work = self._progress[job] + max(0.0, done - self._overhead[job])
+        kept = math.floor(work / c) * c
+        overhead = self._overhead[job] = self.restart_overhead_s
+        return kept, full - kept + overhead
+
+
+def _check_restart(checkpoint_s: float | None, overhead_s: float) -> None:
+    if checkpoint_s is not None and not (math.isfinite(checkpoint_s) and checkpoint_s > 0):
+        raise ConfigError(f"checkpoint_s must be > 0 s, got {checkpoint_s}")
+    if not (math.isfinite(overhead_s) and overhead_s >= 0):
+        raise ConfigError(f"restart_overhead_s must be >= 0 s, got {overhead_s}")
