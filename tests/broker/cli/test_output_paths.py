@@ -9,6 +9,7 @@ simulates or sweeps is replaced by one that fails the test.
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ def idle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A working directory holding the regular file ``taken``, in which no command can do any work."""
     (tmp_path / "taken").write_text("a regular file\n")
     monkeypatch.chdir(tmp_path)
+    for target in WORK:  # every module imported first: one importing a target by name while it is patched
+        importlib.import_module(target.rsplit(".", 1)[0])  # would keep the stand-in for good
     for target in WORK:
         monkeypatch.setattr(target, _boom)
     return tmp_path
