@@ -6,8 +6,8 @@ The same choices as the model (tested over all 66 heuristics on real traces), fr
   (a VM's latest start ``start_max <= s``, as it is for every VM when jobs are placed in order of
   arrival), the load over the run falls from ``s`` on, so the peak is the load at ``s``: the room
   is the free capacity plus the requirements of the jobs that end by ``s``. Over arrays, the jobs
-  ending by the last ``s`` a call can ask about are read once a decision (the fleet's occupancy
-  keeps them for every member of a portfolio) and counted by end as the call's arrivals advance;
+  ending by the last ``s`` a call can ask about are sliced from the occupancy's jobs by end
+  (:meth:`~heuristics.occupancy.Occupancy.ending_lists`) and counted by end as the call's arrivals advance;
   over lists, a VM's row is read when its earliest end is by ``s``. The peak is swept only for a
   VM with a job starting after ``s``. A rule that does not rank by room needs the room only of a VM
   whose free capacity does not already hold the job (the room is never below it). Both rest on
