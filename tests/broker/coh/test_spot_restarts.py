@@ -28,8 +28,9 @@ from broker.coh.policies import build_policy
 from broker.coh.spot import SpotCohWorld, SpotConfig
 from broker.coh.world import run
 from broker.pricing.book import load_price_book
-from broker.pricing.reservations import HEAVY_CODE, ReservationPlan, ReservedCapacity
+from broker.pricing.reservations import HEAVY_CODE, SPOT_CODE, ReservationPlan, ReservedCapacity
 from broker.pricing.spot_offer import SpotOffer
+from heuristics.fleet import Plan
 from tests.broker.coh.test_spot_world import (
     CATALOG,
     CLOSES_AT_1000,
@@ -43,6 +44,7 @@ from tests.broker.coh.test_spot_world import (
 from tests.broker.spot.helpers import market
 from workloads.errors import ConfigError
 
+LARGE = 1  # the catalog's index of the large type
 TWICE = [1] * 10 + [0] + [1] + [0] + [1] * 7
 ONE_JOB = ([200], [1200], [50])
 
@@ -194,3 +196,16 @@ def test_an_empty_run_starts_and_ends_at_zero_without_market_events() -> None:
     assert world.advance() is None
     record = world.result()
     assert (record.began, record.ended, world.now) == (0.0, 0.0, 0.0)
+
+
+def test_a_completing_job_brings_a_decision_tick_for_the_jobs_left_waiting() -> None:
+    # By hand, in an open market: A and B arrive at 1,000 for 100 s; at 870 only A is placed, on a new
+    # (spot) VM ready at 990, and runs 1,000-1,100; its departure brings a tick at 1,100 for B.
+    world = SpotCohWorld(table([1000, 1000], [100, 100], [50, 50]), CATALOG, ENGINE, offer=offer([1, 1]),
+                         lookahead=130.0)
+    assert world.advance() is not None and world.now == 870.0
+    world.act(Plan(jobs=np.array([0]), targets=np.array([0]), new_types=np.array([LARGE]), n_slots=0))
+    assert world.pool.option[0] == SPOT_CODE and world.waiting == 1
+    decision = world.advance()
+    assert decision is not None and decision.now == 1100.0 and decision.batch.index.tolist() == [1]
+    assert world.completions.tolist() == [1, 0]
