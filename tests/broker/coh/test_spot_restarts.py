@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from broker.coh.config import EngineConfig
-from broker.coh.metrics import summarize
+from broker.coh.metrics import RunResult, summarize
 from broker.coh.policies import build_policy
 from broker.coh.spot import SpotCohWorld, SpotConfig
 from broker.coh.world import run
@@ -43,6 +43,7 @@ from tests.broker.coh.test_spot_world import (
 )
 from tests.broker.spot.helpers import market
 from workloads.errors import ConfigError
+from workloads.jobs import JobTable
 
 LARGE = 1  # the catalog's index of the large type
 TWICE = [1] * 10 + [0] + [1] + [0] + [1] * 7
@@ -61,6 +62,15 @@ def test_a_job_preempted_twice_counts_two_restarts_and_the_sum_of_both_losses() 
     assert world._stale == [0]
     assert result.instances["option"].tolist() == ["spot", "spot", "spot"]
     assert result.instances["released_at"].tolist() == [1120.0, 1320.0, 3120.0]
+
+
+def run_fast_closing(jobs: JobTable, **restart: float) -> tuple[SpotCohWorld, RunResult]:
+    """A run on 50 s ticks, notice 60 s, the market closed for ticks 20 and 22 ([1000, 1050), [1100, 1150))."""
+    counts = [1] * 20 + [0] + [1] + [0] + [1] * 17
+    policy = build_policy(POLICY, seed=0, billing=ENGINE.billing(), catalog=CATALOG)
+    world = SpotCohWorld(jobs, CATALOG, ENGINE, lookahead=policy.lookahead,
+                         offer=SpotOffer.from_market(market(counts, gap=50), notice_s=60.0), **restart)
+    return world, summarize(run(world, policy), CATALOG, ENGINE.billing(), policy="FCFS-SM")
 
 
 def test_restarts_are_integers_in_the_world_and_the_jobs_table() -> None:
@@ -103,15 +113,20 @@ def test_a_job_evicted_before_its_booting_vm_is_ready_lost_nothing_there() -> No
     # 50 s ticks, notice 60 s: closed for ticks 20 and 22 ([1000, 1050), [1100, 1150)). VM 0 preempted
     # at 1060 after 860 s of the job's run; VM 1 (spot) from 1060, ready 1180, gets notice at 1100 and
     # is preempted at 1160, before it is ready: the job had not started there (0 s, not less than 0).
-    counts = [1] * 20 + [0] + [1] + [0] + [1] * 17
-    policy = build_policy(POLICY, seed=0, billing=ENGINE.billing(), catalog=CATALOG)
-    world = SpotCohWorld(table(*ONE_JOB), CATALOG, ENGINE, lookahead=policy.lookahead,
-                         offer=SpotOffer.from_market(market(counts, gap=50), notice_s=60.0))
-    result = summarize(run(world, policy), CATALOG, ENGINE.billing(), policy="FCFS-SM")
+    world, result = run_fast_closing(table(*ONE_JOB))
     row = result.jobs.iloc[0]
     assert (row["restarts"], row["lost_s"]) == (2, 860.0)
     assert world.preempted[1] == 1160.0
     assert result.instances["busy_capacity_s"].tolist()[:2] == [50 * 860.0, 0.0]
+
+
+def test_a_checkpointed_job_evicted_before_its_booting_vm_is_ready_keeps_exactly_its_progress() -> None:
+    # As above with C = 1 s: 860 s kept at 1060 (next run 340 s); at 1160 the job had run 0 s on VM 1:
+    # still 860 kept, 0 lost; VM 2 (spot) from 1160, ready 1280: the last 340 s run to 1620.
+    world, result = run_fast_closing(table(*ONE_JOB), checkpoint_s=1.0)
+    row = result.jobs.iloc[0]
+    assert (row["restarts"], row["lost_s"], row["start"], row["end"]) == (2, 0.0, 1280.0, 1620.0)
+    assert world._progress == [860.0]
 
 
 def test_a_preempted_job_is_waiting_unplaced_at_the_decision_tick_of_its_preemption() -> None:
