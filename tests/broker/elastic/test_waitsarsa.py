@@ -4,14 +4,18 @@ candidate sizes by hand, a pool without a ceiling, determinism."""
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 import pytest
 
+from broker.elastic.descriptors import input_size, state_inputs
 from broker.elastic.episode import run_episode
+from broker.elastic.esn import EchoStateNetwork
 from broker.elastic.sarsa import SarsaConfig
 from broker.elastic.simulate import run_elastic
-from broker.elastic.waitsarsa import SizeConfig, WaitSarsaAgent
+from broker.elastic.waitsarsa import SIZE_INPUTS, SizeConfig, WaitSarsaAgent
 from broker.elastic.world import Decision, ElasticWorld, PoolConfig
 from tests.broker.elastic.test_sarsa import busy
 from workloads.errors import ConfigError
@@ -112,3 +116,103 @@ def test_bad_size_settings_are_refused(kwargs, match) -> None:
 def test_an_unknown_reward_is_refused_before_any_run() -> None:
     with pytest.raises(ConfigError, match=r"^reward must be one of paper, wait, got 'late'$"):
         run_elastic(busy(10), PoolConfig(4), "fcfs", reward="late")  # type: ignore[arg-type]
+
+
+# -- settings, seeds and the size network's inputs by hand (the mutation gaps of issue 34) --------------
+
+
+@pytest.mark.parametrize("kwargs", [{"size_gamma": 0.0}, {"size_explore": 1.0}, {"size_explore": 0.0},
+                                    {"size_pretrain": 1, "size_retrain_every": 1, "size_sweeps": 1}])
+def test_size_settings_at_their_bounds_are_accepted(kwargs) -> None:
+    assert SizeConfig(**kwargs).to_dict() == {**SizeConfig().to_dict(), **kwargs}
+
+
+def test_size_settings_as_plain_values() -> None:
+    assert SizeConfig().to_dict() == {"headroom": (0.0, 0.1, 0.25, 0.5, 1.0), "size_gamma": 0.5, "size_pretrain": 100,
+                                          "size_explore": 0.2, "size_retrain_every": 50, "size_sweeps": 5}
+
+
+@pytest.mark.parametrize("kwargs", [{"size_sweeps": 0}, {"size_retrain_every": 0}, {"size_pretrain": 0}])
+def test_each_size_count_below_one_is_refused_alone(kwargs) -> None:
+    with pytest.raises(ConfigError, match=r"^size_pretrain, size_retrain_every and size_sweeps must be >= 1$"):
+        SizeConfig(**kwargs)
+
+
+@pytest.mark.parametrize("hold_s", [float("inf"), -1.0, float("nan")])
+def test_a_hold_time_not_finite_or_negative_is_refused(hold_s: float) -> None:
+    with pytest.raises(ConfigError, match=r"^the hold time must be a finite number >= 0 s, got "):
+        WaitSarsaAgent(2, True, SMALL, hold_s=hold_s)
+
+
+@pytest.mark.parametrize("hold_s", [0.0, 0.5])
+def test_a_hold_time_of_zero_or_under_a_second_is_accepted(hold_s: float) -> None:
+    assert WaitSarsaAgent(2, True, SMALL, hold_s=hold_s).hold_s == hold_s
+
+
+def test_a_fresh_agent_holds_900_s_and_has_taken_no_size_decision() -> None:
+    agent = WaitSarsaAgent(2, True, SMALL)
+    assert (agent.hold_s, agent.first_size_step, agent.size_decisions, agent.decisions) == (900.0, -1, 0, 0)
+
+
+def test_the_networks_and_the_teacher_are_drawn_from_the_seeds_four_streams() -> None:
+    config = SarsaConfig(units=12, density=0.3, readout_density=0.5, spectral_radius=0.7, ridge=0.25)
+    agent = WaitSarsaAgent(2, True, config, seed=7)
+    net, draw, teacher, size = np.random.SeedSequence(7).spawn(4)
+    width = input_size(2, False, wait=True)
+    for got, want in ((agent.esn, EchoStateNetwork(width, 12, density=0.3, readout_density=0.5, spectral_radius=0.7,
+                                                   ridge=0.25, seed=net)),
+                      (agent.size_esn, EchoStateNetwork(4 + 2 + 2 + 5, 12, density=0.3, readout_density=0.5,
+                                                        spectral_radius=0.7, ridge=0.25, seed=size))):
+        assert (got.inputs, got.units, got.ridge) == (want.inputs, want.units, want.ridge)
+        np.testing.assert_array_equal(got.w, want.w)
+        np.testing.assert_array_equal(got.w_in, want.w_in)
+        np.testing.assert_array_equal(got.read, want.read)
+    assert agent.rng.random() == np.random.default_rng(draw).random()
+    assert agent.teacher.rng.random() == np.random.default_rng(teacher).random()
+    # a seed sequence is used as it is; no seed is seed 0
+    same = WaitSarsaAgent(2, True, config, seed=np.random.SeedSequence(7))
+    np.testing.assert_array_equal(same.size_esn.w_in, agent.size_esn.w_in)
+    np.testing.assert_array_equal(WaitSarsaAgent(2, True, config).esn.w_in,
+                                  WaitSarsaAgent(2, True, config, seed=0).esn.w_in)
+
+
+def test_the_jobs_submitted_over_the_last_hold_by_hand() -> None:
+    agent = WaitSarsaAgent(2, True, SMALL, hold_s=200.0)
+    jobs = SimpleNamespace(submit=np.array([100.0, 250.0, 300.0, 400.0]))
+    # at 300: the window is [100, 300], the job submitted at 100 s (exactly 200 s ago) still counts: 3
+    assert agent._recent(_decision(0, 0, 4, 1, 8, now=300.0), cast(ElasticWorld, SimpleNamespace(
+        jobs=jobs, submitted=3))) == 3
+    # at 400 with one more job: [200, 400] holds 250, 300, 400
+    assert agent._recent(_decision(0, 0, 4, 1, 8, now=400.0), cast(ElasticWorld, SimpleNamespace(
+        jobs=jobs, submitted=4))) == 3
+
+
+def _size_world() -> ElasticWorld:
+    return ElasticWorld(busy(10), PoolConfig(4, elastic=True, min_cores=1, max_cores=40, hold_s=300))
+
+
+def test_the_size_networks_inputs_by_hand() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SMALL, hold_s=300)
+    agent._recent = lambda decision, world: 2  # type: ignore[method-assign]
+    decision = _decision(3, 2, 6, 1, 40)  # demand 3 running + 2 waiting = 5 on a nominal pool of 4
+    got = agent.size_inputs(decision, world, np.array([1, 5, 6, 10, 30]))
+    assert got.shape == (5, len(state_inputs(world, decision, wait=True)) + SIZE_INPUTS)
+    # the demand 5/4 and the 2 recent jobs over 4, the same for each size
+    assert got[:, -5:-3].tolist() == [[1.25, 0.5]] * 5
+    # each size over 4; its headroom (size - 5) / 5 = -0.8, 0, 0.2, 1, 5 clipped to 4; keeps the size 6
+    assert got[:, -3:].tolist() == [[0.25, -0.8, 0.0], [1.25, 0.0, 0.0], [1.5, 0.2, 1.0], [2.5, 1.0, 0.0],
+                                    [7.5, 4.0, 0.0]]
+    # no demand: the headroom is over 1 (not 0, nor 2)
+    empty = agent.size_inputs(_decision(0, 0, 2, 1, 40), world, np.array([1, 2]))
+    assert empty[:, -3:].tolist() == [[0.25, 1.0, 0.0], [0.5, 2.0, 1.0]]
+    # sizes given in float32 are read in float64: 1/4 is exact either way, 1/3 of a pool of 3 is not
+    three = ElasticWorld(busy(10), PoolConfig(3, elastic=True, min_cores=1, max_cores=40, hold_s=300))
+    assert agent.size_inputs(decision, three, np.array([1.0], dtype=np.float32))[0, -3] == 1 / 3
+
+
+def test_candidate_sizes_are_integers_and_candidates_include_job_0() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SMALL)
+    assert agent.size_candidates(_decision(10, 5, 12, 11, 100)).dtype == np.int64
+    assert agent.candidates(_decision(0, 1, 4, 1, 40), world).tolist() == [0]
