@@ -3,6 +3,7 @@ candidate sizes by hand, a pool without a ceiling, determinism."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 from types import SimpleNamespace
 from typing import cast
@@ -10,7 +11,7 @@ from typing import cast
 import numpy as np
 import pytest
 
-from broker.elastic.descriptors import input_size, state_inputs
+from broker.elastic.descriptors import encode, input_size, state_inputs
 from broker.elastic.episode import run_episode
 from broker.elastic.esn import EchoStateNetwork
 from broker.elastic.sarsa import SarsaConfig
@@ -216,3 +217,111 @@ def test_candidate_sizes_are_integers_and_candidates_include_job_0() -> None:
     agent = WaitSarsaAgent(world.jobs.n_groups, True, SMALL)
     assert agent.size_candidates(_decision(10, 5, 12, 11, 100)).dtype == np.int64
     assert agent.candidates(_decision(0, 1, 4, 1, 40), world).tolist() == [0]
+
+
+def _queue(now: float, running: int, queued: int, size: int, idle_for: float = 0.0, first: int = 0) -> Decision:
+    """A resizable decision at 40 000 s + ``now`` (all of ``_size_world``'s jobs submitted), on a pool of 1 to 40
+    cores, with ``queued`` jobs from ``first`` on waiting."""
+    return Decision(40_000.0 + now, np.arange(first, first + queued), running, size, 1, 40, True, idle_for)
+
+
+def test_the_job_network_trains_at_the_end_of_pretraining_then_every_retrain_every() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, False, SarsaConfig(pretrain=1, retrain_every=3, sweeps=2, units=10))
+    trained: list[tuple[int, int]] = []
+    agent._train = lambda sweeps: trained.append((agent.decisions, sweeps))  # type: ignore[method-assign]
+    teacher = agent.teacher.decide
+    taught: list[int] = []
+    agent.teacher.decide = lambda d, w: (taught.append(agent.decisions), teacher(d, w))[1]  # type: ignore[method-assign]
+    for _ in range(8):
+        agent.decide(_queue(0.0, 0, 5, 4), world)
+    # only decision 0 is the teacher's; 2 sweeps after it (1 decision), then 1 after 4 and 7 (1 + 3k)
+    assert taught == [0]
+    assert trained == [(1, 2), (4, 1), (7, 1)]
+
+
+def test_after_pretraining_the_job_is_the_greedy_one_or_with_epsilon_a_random_one() -> None:
+    world = _size_world()
+    for epsilon in (0.0, 1.0):
+        agent = WaitSarsaAgent(world.jobs.n_groups, False, SarsaConfig(pretrain=1, units=10, epsilon=epsilon), seed=2)
+        agent.decide(_queue(0.0, 0, 8, 4), world)  # the teacher's
+        agent.esn.coef = np.random.default_rng(0).normal(size=len(agent.esn.coef))  # a readout that prefers some jobs
+        picked, expected = [], []
+        for first, queued in ((0, 8), (1, 7), (4, 6), (2, 5), (3, 7), (5, 5)):
+            decision = _queue(0.0, 0, queued, 4, first=first)
+            jobs = agent.candidates(decision, world)
+            if epsilon:  # the agent's stream draws whether to explore, then the job
+                rng = copy.deepcopy(agent.rng)
+                rng.random()
+                i = int(rng.integers(len(jobs)))
+            else:
+                i = int(np.argmax(copy.deepcopy(agent.esn).q(encode(world, decision, jobs, wait=True))))
+            expected.append(int(jobs[i]))
+            picked.append(agent.decide(decision, world).job)
+        assert picked == expected
+        assert len(set(expected)) > 1  # not the first candidate each time
+
+
+def test_a_job_only_learner_never_sizes_the_pool() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, False, SMALL, SizeConfig(size_explore=0.0))
+    # the demand 5 + 2 = 7 exceeds the 4 cores, but the learner does not size
+    assert agent.decide(_queue(0.0, 5, 2, 4), world).cores is None
+    assert agent.size_decisions == 0
+
+
+def test_size_decisions_and_the_autoscalers_sizes_by_hand() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SMALL, SizeConfig(size_pretrain=10_000, size_explore=0.0),
+                           hold_s=300)
+    decisions = (_queue(0.0, 0, 1, 4),  # the first: a size decision; demand 1, no idle hold: keep 4
+                 _queue(100.0, 0, 1, 4),  # within the hold, the demand fits: none
+                 _queue(200.0, 5, 2, 4),  # the demand 7 exceeds 4: grow to 7 (of 4, 7, 8, 9, 11, 14)
+                 _queue(400.0, 0, 1, 7),  # within the hold (to 500): none
+                 _queue(500.0, 0, 1, 7, idle_for=300.0))  # the hold is over, idle for 300 s: shrink to 1
+    got = [(agent.decide(decision, world).cores, agent.size_decisions) for decision in decisions]
+    assert got == [(None, 1), (None, 1), (7, 2), (None, 2), (1, 3)]
+    assert agent.first_size_step == 0
+    assert agent.size_memory.rewards[:3].tolist() == [0.0, 0.0, 0.0]  # each starts at 0 until its steps' rewards
+
+
+def test_a_size_decision_explores_with_size_explore_while_pretraining() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SMALL, SizeConfig(size_pretrain=10_000, size_explore=1.0),
+                           hold_s=0)
+    picked, expected = [], []
+    for running in (5, 9, 20, 3, 12, 30):
+        decision = _queue(0.0, running, 2, 4)
+        sizes = agent.size_candidates(decision)
+        rng = copy.deepcopy(agent.rng)
+        rng.random()
+        size = int(sizes[int(rng.integers(len(sizes)))])
+        expected.append(None if size == 4 else size)
+        picked.append(agent.decide(decision, world).cores)
+    assert picked == expected
+    assert len(set(expected)) > 2
+
+
+def test_after_size_pretraining_the_size_network_decides() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SarsaConfig(pretrain=100, units=10, epsilon=0.0),
+                           SizeConfig(size_pretrain=1, size_explore=0.0), hold_s=0)
+    assert agent.decide(_queue(0.0, 0, 1, 4), world).cores == 1  # the autoscaler's: the demand 1 (no hold)
+    # a readout that prefers the largest size: Q grows with the size over the nominal pool (its input -3)
+    width = len(agent.size_esn.coef) - len(agent.size_esn.read)
+    agent.size_esn.coef = np.zeros(len(agent.size_esn.coef))
+    agent.size_esn.coef[width - 3] = 1.0
+    # demand 7: candidates 4, 7, 8, 9, 11, 14; the autoscaler would take 7, the network takes 14
+    assert agent.decide(_queue(0.0, 5, 2, 4), world).cores == 14
+
+
+def test_the_size_network_trains_at_the_end_of_size_pretraining_then_every_size_retrain_every() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SMALL,
+                           SizeConfig(size_pretrain=2, size_retrain_every=3, size_sweeps=4), hold_s=0)
+    trained: list[tuple[int, int]] = []
+    agent._train_sizes = lambda sweeps: trained.append((agent.size_decisions, sweeps))  # type: ignore[method-assign]
+    for _ in range(9):
+        agent.decide(_queue(0.0, 5, 2, 4), world)  # with no hold each decision is a size decision
+    # 4 sweeps after size decision 2, then 1 after 5 and 8 (2 + 3k)
+    assert trained == [(2, 4), (5, 1), (8, 1)]
