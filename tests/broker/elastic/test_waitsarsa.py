@@ -17,8 +17,9 @@ from broker.elastic.esn import EchoStateNetwork
 from broker.elastic.sarsa import SarsaConfig
 from broker.elastic.simulate import run_elastic
 from broker.elastic.waitsarsa import SIZE_INPUTS, SizeConfig, WaitSarsaAgent
-from broker.elastic.world import Decision, ElasticWorld, PoolConfig
+from broker.elastic.world import Action, Decision, ElasticWorld, PoolConfig
 from tests.broker.elastic.test_sarsa import busy
+from tests.broker.elastic.test_world import core_jobs
 from workloads.errors import ConfigError
 
 SMALL = SarsaConfig(pretrain=100, retrain_every=100, units=20)
@@ -325,3 +326,52 @@ def test_the_size_network_trains_at_the_end_of_size_pretraining_then_every_size_
         agent.decide(_queue(0.0, 5, 2, 4), world)  # with no hold each decision is a size decision
     # 4 sweeps after size decision 2, then 1 after 5 and 8 (2 + 3k)
     assert trained == [(2, 4), (5, 1), (8, 1)]
+
+
+def test_the_candidates_include_the_most_urgent_job_besides_the_oldest_and_the_shortest() -> None:
+    # one group, both interactive: job 0 (submitted 0, 10 s), job 1 (submitted 990, 100 s); at 1000
+    world = ElasticWorld(core_jobs([0, 990], [10, 100], [0, 0]), PoolConfig(1))
+    decision = Decision(1000.0, np.array([0, 1]), 0, 1, 1, 1, False, 0.0)
+    # job 0 is the oldest and the shortest; its urgency 60 (10/1010)^2 / 10 = 5.9e-4 is below job 1's
+    # 60 (100/110)^2 / 100 = 0.50: only the urgent kind holds job 1
+    assert WaitSarsaAgent(1, False, SMALL).candidates(decision, world).tolist() == [0, 1]
+
+
+class _Draws:
+    """An agent's stream that draws ``u`` for each coin and the first index for each pick."""
+
+    def __init__(self, u: float) -> None:
+        self.u = u
+
+    def random(self) -> float:
+        return self.u
+
+    def integers(self, n: int) -> int:
+        return 0
+
+
+def test_a_draw_equal_to_epsilon_does_not_explore() -> None:
+    # explore with probability epsilon: a uniform draw in [0, 1) below it, so a draw of exactly 0.5 does not
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SarsaConfig(pretrain=1, units=10, epsilon=0.5),
+                           SizeConfig(size_pretrain=1, size_explore=0.5), hold_s=0)
+    agent.decide(_queue(0.0, 0, 8, 4), world)  # the teacher's job, the autoscaler's size: a draw of the real stream
+    agent.rng = _Draws(0.5)  # type: ignore[assignment]
+    width = len(agent.size_esn.coef) - len(agent.size_esn.read)
+    agent.size_esn.coef = np.zeros(len(agent.size_esn.coef))
+    agent.size_esn.coef[width - 3] = 1.0  # prefers the largest size
+    agent.esn.coef = np.random.default_rng(0).normal(size=len(agent.esn.coef))
+    decision = _queue(0.0, 5, 8, 4, first=1)
+    jobs = agent.candidates(decision, world)
+    greedy = int(jobs[int(np.argmax(copy.deepcopy(agent.esn).q(encode(world, decision, jobs, wait=True))))])
+    assert greedy != jobs[0]
+    # demand 5 + 8 = 13: candidates 4, 13, 15, 17, 20, 26; the network's is 26, an exploring pick 4 (keep: None)
+    assert agent.decide(decision, world) == Action(greedy, 26)
+
+
+def test_a_draw_equal_to_size_explore_takes_the_autoscalers_size() -> None:
+    world = _size_world()
+    agent = WaitSarsaAgent(world.jobs.n_groups, True, SMALL, SizeConfig(size_explore=0.5), hold_s=300)
+    agent.rng = _Draws(0.5)  # type: ignore[assignment]
+    # demand 7 over 4 cores: the autoscaler's 7 of 4, 7, 8, 9, 11, 14 (an exploring pick: 4, keep)
+    assert agent.decide(_queue(0.0, 5, 2, 4), world).cores == 7
