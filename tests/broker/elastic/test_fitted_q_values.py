@@ -59,6 +59,9 @@ def test_the_forest_has_the_configured_trees_and_leaf_size() -> None:
     policy = fit(data, FittedQPolicy(rows, None), FittedQConfig(iterations=1, trees=4, min_samples_leaf=6), seed=2)
     assert policy.model is not None
     assert policy.model.n_estimators == 4 and policy.model.min_samples_leaf == 6
+    # one thread: with more, the trees' predictions are summed in the order the threads finish, and the
+    # rounding can break a tie between slots differently, so a seed would not repeat the run
+    assert policy.model.n_jobs == 1
     # leaves of 6 of the 12 rows at least: no tree splits the two slots' 6 rows each further
     assert all(tree.tree_.n_node_samples.min() >= 6 for tree in policy.model.estimators_)
 
