@@ -77,6 +77,13 @@ def test_bursts_are_the_ceil_of_one_plus_a_pareto_and_the_last_is_cut_short() ->
     assert _bursts(3, 1.0, rng).tolist() == [1, 1, 1]
 
 
+def test_a_burst_of_an_infinite_draw_is_the_jobs_left() -> None:
+    # a tiny tail index draws Pareto values that overflow to inf: the burst takes the jobs left
+    assert _bursts(4, 1.0, Scripted([0.5, float("inf")])).tolist() == [2, 2]
+    frame = lal_workload(LalParams(interactive=3, batch=0, burst_alpha=1e-9), seed=7)
+    assert len(frame) == 3 and frame["group_id"].nunique() == 1
+
+
 def lal_by_hand(p: LalParams, seed: int) -> pd.DataFrame:
     """The documented model written out job by job with NumPy's generators (see the module docstring)."""
     class_rng, run_rng, time_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
