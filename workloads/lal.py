@@ -101,7 +101,7 @@ def _bursts(n: int, alpha: float, rng: np.random.Generator) -> np.ndarray:
     sizes: list[int] = []
     total = 0
     while total < n:
-        size = min(math.ceil(1.0 + rng.pareto(alpha)), n - total)
+        size = math.ceil(min(1.0 + rng.pareto(alpha), n - total))  # a Pareto draw can be inf for a tiny alpha
         sizes.append(size)
         total += size
     return np.array(sizes, dtype=np.int64)
