@@ -9,21 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.workloads.scripted import ScriptedDraws
 from workloads import schema
 from workloads.errors import ConfigError
 from workloads.lal import LAL_SHARES, LalParams, _bursts, batch_runtimes, interactive_runtimes, lal_workload
 
 
-class Scripted:
-    """Stands in for ``np.random.Generator``: returns the scripted draws in order and logs each call."""
-
-    def __init__(self, draws: list) -> None:
-        self.draws = list(draws)
-        self.calls: list[tuple] = []
-
-    def _next(self, *call):
-        self.calls.append(call)
-        return self.draws.pop(0)
+class Scripted(ScriptedDraws):
+    """Stands in for ``np.random.Generator`` with the draws this generator takes."""
 
     def random(self, size=None):
         return self._next("random", size)

@@ -18,10 +18,9 @@ from broker.elastic.fitted_q import (
     play,
     train_fitted_q,
 )
+from tests.broker.elastic.test_fitted_q import TINY
 from tests.broker.elastic.test_sarsa import busy
 from workloads.errors import ConfigError
-
-TINY = FittedQConfig(episodes=2, iterations=2, trees=5, min_samples_leaf=2)
 
 
 def _env(n: int = 60) -> ElasticEnv:
