@@ -111,6 +111,14 @@ def simulate_cmd(
     spot_fraction: Annotated[float, typer.Option(callback=inputs.positive, help="Spot over on-demand price for a "
                                                  "timeline without prices (the paper's p3.2xlarge).")
                              ] = PAPER_SPOT_FRACTION,
+    spot_return: Annotated[bool, typer.Option(help="While the market admits spot, on-demand VMs started for want of "
+                                              "spot take no new jobs (they go once idle).")] = True,
+    spot_max_preemptions: Annotated[int | None, typer.Option(min=1, help="A job preempted this many times runs "
+                                                             "only on VMs that are not spot (default: no limit).")
+                                    ] = None,
+    spot_expected_cost: Annotated[bool, typer.Option(help="Start a VM as spot only when its price plus the hazard "
+                                                     "times the work a preemption would lose is below on demand.")
+                                  ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
@@ -125,7 +133,8 @@ def simulate_cmd(
     config = configuration(coh, engine, ipp if solver is not None else None, _plan(reservations, policy))
     spot_config = _spot(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
                                "restart_overhead_s": restart_overhead_s, "on_demand": spot_on_demand_price,
-                               "fraction": spot_fraction})
+                               "fraction": spot_fraction, "spot_return": spot_return,
+                               "max_preemptions": spot_max_preemptions, "expected_cost": spot_expected_cost})
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
@@ -192,7 +201,9 @@ def _check_solver(policy: str, solver: bool) -> None:
 SPOT_OPTIONS = {"notice_s": ("--spot-notice-s", NOTICE_S["aws"]), "checkpoint_s": ("--checkpoint-s", None),
                 "restart_overhead_s": ("--restart-overhead-s", 0.0),
                 "on_demand": ("--spot-on-demand-price", R5_16XLARGE_ON_DEMAND),
-                "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION)}
+                "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION),
+                "spot_return": ("--no-spot-return", True), "max_preemptions": ("--spot-max-preemptions", None),
+                "expected_cost": ("--no-spot-expected-cost", True)}
 
 
 def _spot(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
@@ -216,7 +227,8 @@ def _spot(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
         raise typer.BadParameter(f"--spot-fraction is for a timeline without prices; {path} has prices "
                                  "(use --spot-on-demand-price)")
     return SpotConfig(SpotOffer.from_market(market), checkpoint_s=given["checkpoint_s"],
-                      restart_overhead_s=given["restart_overhead_s"])
+                      restart_overhead_s=given["restart_overhead_s"], spot_return=given["spot_return"],
+                      max_preemptions=given["max_preemptions"], expected_cost=given["expected_cost"])
 
 
 def _plan(path: Path | None, policy: str) -> ReservationPlan | None:
