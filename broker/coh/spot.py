@@ -228,9 +228,9 @@ class SpotCohWorld(CohWorld):
     def fleet(self, *, stats: bool) -> Fleet:
         """The leased VMs now, without those this decision may not use (the rules, module docstring)."""
         fleet = super().fleet(stats=stats)
-        col = self.pool.col
         if self._on_demand_pass:
-            hidden = [slot for slot in range(len(fleet)) if col.vm_id[slot] >= 0 and col.option[slot] == SPOT_CODE]
+            n, pool = len(fleet), self.pool
+            hidden = np.flatnonzero((pool.option[:n] == SPOT_CODE) & (pool.vm_id[:n] >= 0)).tolist()
         elif self.spot_return and self._fallback and len(self._spot_live) < self.offer.cap(self.kernel.now):
             hidden = list(self._fallback.values())
         else:
