@@ -63,8 +63,8 @@ class SpotCohSummary(CohSummary):
     ``preemptions`` spot VMs were preempted; jobs were placed again ``restarts`` times in all and
     lost ``lost_s`` seconds of run; the market's timeline was read again ``timeline_repeats`` times.
     ``cost_by_option`` has a ``spot`` part. ``vms_started`` counts the VMs no reservation covered by
-    what they were started as: ``spot``, on demand as a ``fallback`` (the market had no room), by the
-    ``expected_cost`` rule, or in the on-demand jobs' pass (``on_demand_jobs``).
+    what they were started as: ``spot``, on demand as a ``fallback`` (the market had no room), or on
+    demand for the jobs that may not or should not run on spot (``on_demand_jobs``).
     """
 
     preemptions: int = 0

@@ -1,4 +1,4 @@
-"""The CoH world with spot VMs (issue 36, first slice; ``docs/worlds/coh-spot.md``).
+"""The CoH world with spot VMs and its spot rules (issue 36; ``docs/worlds/coh-spot.md``).
 
 :class:`SpotCohWorld` is :class:`~broker.coh.world.CohWorld` with a :class:`~broker.pricing.spot_offer.SpotOffer`:
 
@@ -29,9 +29,9 @@ The rules (issue 36; each can be turned off):
   would lose) when ``ratio + hazard * W < 1``: the spot price per hour plus the hazard (the market's
   closes per hour seen so far, :meth:`~broker.pricing.spot_offer.SpotOffer.hazard`) times ``W`` hours
   at the VM's price, below the on-demand price. A job's ``W`` is its run to go (with checkpoints, at
-  most the checkpoint interval, plus the restart overhead); a new VM's, the mean of its jobs'
-  weighted by their requirements (its capacity filled with work like theirs). A VM no reservation
-  covers is spot only when its ``W`` passes; a job whose own ``W`` fails is an *on-demand job*.
+  most the checkpoint interval, plus the restart overhead); a job whose ``W`` fails while the market
+  is open is an *on-demand job*. A new VM in the other jobs' pass hosts only jobs that pass, so the
+  same test on its jobs' mean ``W`` passes too: it is spot whenever the market has room.
 - **On-demand jobs** (a job preempted ``max_preemptions`` times or more, or failing the expected
   cost while the market is open) are placed first, alone, on a fleet without spot VMs (every
   on-demand VM shown), and the VMs started for them are on demand; the other jobs are placed next,
@@ -121,14 +121,13 @@ class SpotCohWorld(CohWorld):
         self.offer, self.checkpoint_s, self.restart_overhead_s = offer, checkpoint_s, restart_overhead_s
         self.spot_return, self.max_preemptions, self.expected_cost = spot_return, max_preemptions, expected_cost
         self._fallback: dict[int, int] = {}  # vm id -> slot of the on-demand VMs started for want of spot
-        self._loads: list[float] = []  # the work (h) a preemption would lose of each new VM of the plan applied
         self._on_demand_pass = False  # this decision places jobs preempted max_preemptions times
         self._later: np.ndarray | None = None  # the other jobs of this tick, placed after them
         self._carry: list[int] = []  # the on-demand pass's jobs left waiting
         self._why = ""  # why the VM being started is spot or on demand (a key of started)
         #: VMs started no reservation covering them: spot, on demand for want of spot (a fallback), on
-        #: demand by the expected cost of the VM's jobs, on demand in the on-demand jobs' pass.
-        self.started = {"spot": 0, "fallback": 0, "expected_cost": 0, "on_demand_jobs": 0}
+        #: demand for on-demand jobs (their pass).
+        self.started = {"spot": 0, "fallback": 0, "on_demand_jobs": 0}
         self.original_jobs = jobs
         n = len(jobs)
         self.restarts = np.zeros(n, dtype=np.int64)
@@ -185,13 +184,10 @@ class SpotCohWorld(CohWorld):
         self._why = ""
         if option != OD_CODE:
             return option, rate
-        load = self._loads.pop() if self._loads else 0.0
         if self._on_demand_pass:
             self._why = "on_demand_jobs"
         elif len(self._spot_live) >= self.offer.cap(now):
             self._why = "fallback"
-        elif self.expected_cost and not self.spot_pays(now, load):
-            self._why = "expected_cost"
         else:
             self._why = "spot"
             return SPOT_CODE, rate * self.offer.ratio_at(now)
@@ -238,7 +234,7 @@ class SpotCohWorld(CohWorld):
         return _without(fleet, hidden) if hidden else fleet
 
     def next_batch(self) -> Batch | None:
-        """The next decision: the second of a tick split by ``max_preemptions`` first, if one is due."""
+        """The next decision: the other jobs of a tick whose on-demand jobs were just placed, if any."""
         later = self._later
         if later is None or self._pending is not None:
             return super().next_batch()
@@ -276,30 +272,6 @@ class SpotCohWorld(CohWorld):
             dear = np.array([not self.spot_pays(now, self._at_stake(job)) for job in index.tolist()], dtype=bool)
             bound = dear if bound is None else bound | dear
         return bound
-
-    def _apply(self, plan: Plan, index: list[int], now: float, by: str) -> int:
-        if self.expected_cost and len(plan.new_types):
-            self._loads = self._new_loads(plan, index)
-        try:
-            return super()._apply(plan, index, now, by)
-        finally:
-            self._loads = []
-
-    def _new_loads(self, plan: Plan, index: list[int]) -> list[float]:
-        """Per new VM of ``plan``, the work (h) a preemption would lose, last VM first (to be popped).
-
-        The mean of its jobs' :meth:`_at_stake` weighted by their requirements: the VM's capacity
-        filled with work like theirs (CoH fills a VM's room with later jobs).
-        """
-        m = len(plan.new_types)
-        work, weight = [0.0] * m, [0.0] * m
-        n, r = plan.n_slots, self._r
-        for p, t in zip(plan.jobs.tolist(), plan.targets.tolist(), strict=True):
-            if t >= n:
-                job = index[p]
-                work[t - n] += r[job] * self._at_stake(job)
-                weight[t - n] += r[job]
-        return [w / x if x else 0.0 for w, x in zip(work[::-1], weight[::-1], strict=True)]
 
     def _at_stake(self, job: int) -> float:
         """Hours of ``job``'s work a preemption would lose: its run to go, or at most a checkpoint's worth."""

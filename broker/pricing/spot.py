@@ -12,8 +12,9 @@ Syntax is refused with one line naming the file and the field (not JSON, no ``da
 >= 0, ``prices`` of another length or not positive). Where a zone has no timeline, a seeded
 two-state chain from an AWS Spot Instance Advisor interruption bucket stands in
 (:func:`hazard_timeline`); a market with given mean open and closed spells is another such chain
-(:func:`markov_timeline`, written as a trace file by :func:`timeline_document`); where it has no prices, spot costs a fixed price (the paper's 0.9731
-$/h, or on-demand less the advisor's savings, :func:`advisor_entry`).
+(:func:`markov_timeline`, in a trace file's form by :func:`timeline_document`). Where a timeline has
+no prices, spot costs a fixed price (the paper's 0.9731 $/h, or on-demand less the advisor's
+savings, :func:`advisor_entry`).
 
 A run longer than a timeline reads it again from its start: :meth:`SpotMarket.window` says how
 many times (``repeats``), and every result carries that count.
