@@ -45,6 +45,7 @@ JOINT = {("simulate", "--ipp-max-jobs"): ("--ipp-chunk-jobs", "0"),  # a chunk i
          ("spot", "--work-h"): ("--deadline-h", "175200"), ("spot", "--deadline-h"): ("--work-h", "1e-12"),
          # the spot options of simulate go with a market (and the restart overhead with a checkpoint)
          ("simulate", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
+         ("simulate", "--spot-max-preemptions"): ("--spot", str(R5_TRACE)),
          ("simulate", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60")}
 #: Bounds a value cannot reach on any trace, with why (the refusal is then the data's, not the option's).
 UNREACHABLE = {("elastic", "--first-day", "high"): "no trace has a job a thousand years after its first",
