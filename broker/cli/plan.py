@@ -221,3 +221,25 @@ def _print_plan(payload: dict[str, Any]) -> None:
     out.print(f"expected cost per term ${payload['expected_cost']:,.2f}; all on-demand "
               f"${payload['on_demand_cost']:,.2f}; savings ${payload['savings']:,.2f} "
               f"({payload['savings_fraction']:.1%})")
+    if "replays" in payload:
+        _print_mix(payload)
+
+
+def _print_mix(payload: dict[str, Any]) -> None:
+    """The market's expected price and the three replays (``--spot``)."""
+    m = payload["market"]
+    out.print(f"market {m['market']}: open {m['open_share']:.1%} of the time at {m['ratio']:.3f} of on-demand, "
+              f"{m['closes_per_open_hour']:.3f} closes per open hour, loss {m['loss']:.3f}: an unreserved VM-hour "
+              f"at {m['factor']:.3f} x on-demand; the plan above is the mix, the plan without the market costs "
+              f"${payload['reserved_only']['expected_cost']:,.2f} per term")
+    table = Table(title="Replayed on the trace")
+    for col in ("replay", "reservations", "cost $", "/ on demand", "upfront share $", "spot $", "preemptions",
+                "lost h", "mean wait s"):
+        table.add_column(col, justify="left" if col == "replay" else "right")
+    base = payload["replays"]["on_demand"]["cost"]
+    for name, run in payload["replays"].items():
+        table.add_row(name.replace("_", " "), str(run["reservations"]), f"{run['cost']:,.2f}",
+                      f"{run['cost'] / base:.3f}" if base else "-", f"{run['upfront_amortized']:,.2f}",
+                      f"{run['cost_by_option'].get('spot', 0.0):,.2f}", f"{run['preemptions']:,}",
+                      f"{run['lost_s'] / 3600:,.1f}", f"{run['wait_mean_s']:,.1f}")
+    out.print(table)

@@ -71,3 +71,11 @@ def test_the_mix_on_a_kth_slice_has_three_replays_and_simulate_gives_each_cost(t
         again = cloudbroker("simulate", *base, "--policy", policy, *extra, "--json")
         assert again.code == 0, again
         assert json.loads(again.out)["cost"] == pytest.approx(replays[name]["cost"], rel=1e-12), name
+
+
+def test_the_table_shows_the_market_and_the_three_replays() -> None:
+    run = cloudbroker("plan-reservations", "--trace", KTH, "--limit-jobs", "300", "--spot", R5)
+    assert run.code == 0, run
+    for words in ("market us-east-1b_intel_64", "closes per open hour", "Replayed on the trace", "on demand",
+                  "reserved only", "mix"):
+        assert words in run.out, words
