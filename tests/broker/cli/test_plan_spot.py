@@ -76,6 +76,6 @@ def test_the_mix_on_a_kth_slice_has_three_replays_and_simulate_gives_each_cost(t
 def test_the_table_shows_the_market_and_the_three_replays() -> None:
     run = cloudbroker("plan-reservations", "--trace", KTH, "--limit-jobs", "300", "--spot", R5)
     assert run.code == 0, run
-    for words in ("market us-east-1b_intel_64", "closes per open hour", "Replayed on the trace", "on demand",
-                  "reserved only", "mix"):
-        assert words in run.out, words
+    text = " ".join(run.out.split())  # the console wraps long lines and cells
+    for words in ("market us-east-1b_intel_64", "Replayed on the trace", "reserved", "mix", "preemptions"):
+        assert words in text, words
