@@ -22,6 +22,10 @@ Two ways to cover demand:
 
 Break-even utilization of a reservation is the share of the term its VM must run for the
 reservation to cost what on-demand would: ``UF / ((c_od - c) T)``, heavy ``(UF + c T) / (c_od T)``.
+
+With a spot market (:meth:`Prices.with_market`, :mod:`broker.planning.market`) a VM no reservation
+covers costs the market's expected price ``m`` instead of ``c_od`` (:attr:`TypePrices.unreserved`):
+both covers and the break-even use it, so the plan is the reserved / spot / on-demand mix.
 """
 
 from __future__ import annotations
