@@ -233,8 +233,8 @@ def _print_mix(payload: dict[str, Any]) -> None:
               f"at {m['factor']:.3f} x on-demand; the plan above is the mix, the plan without the market costs "
               f"${payload['reserved_only']['expected_cost']:,.2f} per term")
     table = Table(title="Replayed on the trace")
-    for col in ("replay", "reservations", "cost $", "/ on demand", "upfront share $", "spot $", "preemptions",
-                "lost h", "mean wait s"):
+    for col in ("replay", "reserved", "cost $", "/ on-demand", "upfront $", "spot $", "preempted", "lost h",
+                "mean wait s"):
         table.add_column(col, justify="left" if col == "replay" else "right")
     base = payload["replays"]["on_demand"]["cost"]
     for name, run in payload["replays"].items():
