@@ -76,6 +76,14 @@ def test_loss_with_checkpoints_is_the_run_since_the_last_one_plus_the_overhead()
     assert expected_loss(np.array([2.0]), 0.5, checkpoint_h=5.0) == pytest.approx(expected_loss(np.array([2.0]), 0.5))
 
 
+def test_the_market_reads_checkpoints_and_overhead_in_seconds() -> None:
+    # the open, closed offer closes once per open hour; a 2-h job, checkpoints every hour, 6 minutes of overhead
+    market = market_price(offer([math.inf, 0], [0.5, 0.5]), np.array([7200.0]), checkpoint_s=3600.0,
+                          restart_overhead_s=360.0)
+    assert market.loss == pytest.approx(expected_loss(np.array([2.0]), 1.0, checkpoint_h=1.0, overhead_h=0.1))
+    assert market.loss < market_price(offer([math.inf, 0], [0.5, 0.5]), np.array([7200.0])).loss
+
+
 def test_loss_refuses_bad_runs_and_rates() -> None:
     for runs, rate in ((np.array([-1.0]), 0.5), (np.array([np.inf]), 0.5), (np.array([1.0]), -0.1),
                        (np.array([1.0]), math.nan)):
