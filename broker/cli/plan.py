@@ -29,7 +29,7 @@ from broker.coh.spot import SpotConfig
 from broker.planning.demand import Demand, distribution, replay_demand
 from broker.planning.market import market_price
 from broker.planning.mix import REPLAYS, replay_mix
-from broker.planning.planner import PlanReport, Prices, bounded_peak, plan_reservations
+from broker.planning.planner import Mode, PlanReport, Prices, bounded_peak, plan_reservations
 from broker.pricing.book import DEFAULT_PRICE_BOOK, RESERVED_OPTIONS, PriceBook
 from broker.pricing.spot import NOTICE_S
 from broker.pricing.spot_offer import PAPER_SPOT_FRACTION, R5_16XLARGE_ON_DEMAND
@@ -109,10 +109,11 @@ def plan_reservations_cmd(
     if save_demand is not None:
         with inputs.writing("--save-demand", save_demand):
             demand.frame().to_csv(save_demand, index=False)
-    report = plan_reservations(demand, prices, mode="capacity" if mode == "capacity" else "per-type", solver=solver)
+    cover: Mode = "capacity" if mode == "capacity" else "per-type"
+    report = plan_reservations(demand, prices, mode=cover, solver=solver)
     payload = {**report.to_dict(), "demand": _demand_summary(demand, source, growth), **counts}
     if market is not None and basis is not None:
-        payload.update(_mix(demand, prices, report, market, basis, book, config, solver))
+        payload.update(_mix(demand, prices, report, market, basis, book, config, (cover, solver)))
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
@@ -157,12 +158,11 @@ class Basis(NamedTuple):
 
 
 def _mix(demand: Demand, prices: Prices, reserved: PlanReport, market: SpotConfig, basis: Basis, book: PriceBook,
-         config: SimulationConfig, solver: str) -> dict[str, Any]:
+         config: SimulationConfig, planning: tuple[Mode, str]) -> dict[str, Any]:
     """The mix's plan (it replaces the payload's plan), the reserved-only plan and the three replays."""
     price = market_price(market.offer, basis.jobs.runtime, checkpoint_s=market.checkpoint_s,
                          restart_overhead_s=market.restart_overhead_s)
-    mix = plan_reservations(demand, prices.with_market(price.factor), mode=reserved.mode,  # type: ignore[arg-type]
-                            solver=solver)
+    mix = plan_reservations(demand, prices.with_market(price.factor), mode=planning[0], solver=planning[1])
     with inputs.progress("replaying the plans", 2 * len(basis.jobs)) as recorder:
         runs = replay_mix(basis.jobs, book, config=config, seed=basis.seed, on_demand=basis.result,
                           reserved_only=reserved.plan, mix=mix.plan, spot=market, recorder=recorder)
