@@ -37,6 +37,20 @@ from broker.pricing.spot_offer import PAPER_SPOT_FRACTION, R5_16XLARGE_ON_DEMAND
 from heuristics.registry import PAPER_TRIO
 from workloads.requirements import MODELS
 
+#: The spot options of ``simulate`` and ``plan-reservations`` (read by :func:`spot_config`).
+SpotFile = Annotated[Path | None, typer.Option(help="A spot market timeline (one zone, ../shared/spot): VMs no "
+                                                    "reservation covers are spot while it is open.")]
+SpotNotice = Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite,
+                                           help="Seconds from the market's close to a preemption.")]
+Checkpoint = Annotated[float | None, typer.Option(callback=inputs.positive, help="A preempted job keeps its work to "
+                                                  "its last multiple of this (s); else it restarts.")]
+RestartOverhead = Annotated[float, typer.Option(min=0, callback=inputs.finite,
+                                                help="Seconds added to a job resumed from a checkpoint.")]
+SpotOnDemandPrice = Annotated[float, typer.Option(callback=inputs.positive, help="On-demand price ($/h) the "
+                                                  "timeline's spot prices are read against (r5.16xlarge).")]
+SpotFraction = Annotated[float, typer.Option(callback=inputs.positive, help="Spot over on-demand price for a "
+                                             "timeline without prices (the paper's p3.2xlarge).")]
+
 
 def simulate_cmd(
     trace: Annotated[str | None, typer.Option(help="SWF file or registry name (e.g. KTH-SP2-1996-2.1-cln).")] = None,
@@ -94,23 +108,12 @@ def simulate_cmd(
     reservations: Annotated[Path | None, typer.Option(help="Reservation plan (plan-reservations --json output) "
                                                            "for --policy coh-r / coh-onetype.")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
-    spot: Annotated[Path | None, typer.Option(help="A spot market timeline (one zone, ../shared/spot): VMs no "
-                                                   "reservation covers are spot while it is open.")] = None,
-    spot_notice_s: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite,
-                                                 help="Seconds from the market's close to a preemption.")
-                             ] = NOTICE_S["aws"],
-    checkpoint_s: Annotated[float | None, typer.Option(callback=inputs.positive, help="A preempted job keeps its "
-                                                       "work to its last multiple of this (s); else it restarts.")
-                            ] = None,
-    restart_overhead_s: Annotated[float, typer.Option(min=0, callback=inputs.finite,
-                                                      help="Seconds added to a job resumed from a checkpoint.")
-                                  ] = 0.0,
-    spot_on_demand_price: Annotated[float, typer.Option(callback=inputs.positive, help="On-demand price ($/h) the "
-                                                        "timeline's spot prices are read against (r5.16xlarge).")
-                                    ] = R5_16XLARGE_ON_DEMAND,
-    spot_fraction: Annotated[float, typer.Option(callback=inputs.positive, help="Spot over on-demand price for a "
-                                                 "timeline without prices (the paper's p3.2xlarge).")
-                             ] = PAPER_SPOT_FRACTION,
+    spot: SpotFile = None,
+    spot_notice_s: SpotNotice = NOTICE_S["aws"],
+    checkpoint_s: Checkpoint = None,
+    restart_overhead_s: RestartOverhead = 0.0,
+    spot_on_demand_price: SpotOnDemandPrice = R5_16XLARGE_ON_DEMAND,
+    spot_fraction: SpotFraction = PAPER_SPOT_FRACTION,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
@@ -123,7 +126,7 @@ def simulate_cmd(
            "paid_scoring": paid_scoring, "ipp_wins_ties": ipp_wins_ties}
     engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate, "capacity": capacity}
     config = configuration(coh, engine, ipp if solver is not None else None, _plan(reservations, policy))
-    spot_config = _spot(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
+    spot_cfg = spot_config(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
                                "restart_overhead_s": restart_overhead_s, "on_demand": spot_on_demand_price,
                                "fraction": spot_fraction})
     inputs.output_dir(out_dir, "--out", force=force)
@@ -144,11 +147,11 @@ def simulate_cmd(
     started = time.perf_counter()
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         result = simulate(work.jobs, book.catalog(), config=config, seed=int(policy_seed.generate_state(1)[0]),
-                          recorder=recorder, book=book, spot=spot_config)
+                          recorder=recorder, book=book, spot=spot_cfg)
     wall = time.perf_counter() - started
     payload = {**_payload(result, work, config, seed, wall), **counts}
-    if spot_config is not None:
-        payload["spot"] = spot_config.to_dict()
+    if spot_cfg is not None:
+        payload["spot"] = spot_cfg.to_dict()
     if out_dir is not None:
         with inputs.writing("--out", out_dir):
             write_result(result, out_dir, fmt=fmt_, summary=payload)
@@ -195,7 +198,7 @@ SPOT_OPTIONS = {"notice_s": ("--spot-notice-s", NOTICE_S["aws"]), "checkpoint_s"
                 "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION)}
 
 
-def _spot(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
+def spot_config(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
     """The spot market of ``--spot`` (read and checked now, before any work) and how jobs restart."""
     if path is None:
         changed = [option for key, (option, default) in SPOT_OPTIONS.items() if given[key] != default]
