@@ -301,17 +301,20 @@ def test_a_small_evaluation_reports_its_window_settings_and_sums() -> None:
     got = evaluate(frame, [speed], protocol=Protocol(count="jobs", tune=6, skip=15, evaluate=20), k=3, width=0.2,
                    promises=True)
     table = got.jobs
-    assert list(table.columns) == ["job_id", "wait_s", "run_s", "wait_pred_s", "run_pred_s", "wait_std_s",
-                                   "cloud[linear:0.5]", "promised_wait_s"]
+    assert list(table.columns) == ["job_id", "wait_s", "run_s", "cancelled", "wait_pred_s", "run_pred_s",
+                                   "wait_std_s", "cloud[linear:0.5]", "promised_wait_s"]
+    assert not table["cancelled"].any()  # a frame without the column: every job ran
     assert table.index.tolist() == list(range(20)) and table["job_id"].tolist() == list(range(1015, 1035))
     assert table["promised_wait_s"].tolist() == (frame["wait_s"].iloc[15:35] + 10.0).tolist()
     settings = dict(got.settings)
     assert settings.pop("rmse_wait_promises_alone_s") == 10.0
     used = settings.pop("cutoff_used")
     assert ("cutoff_not_used" in settings) is not used and settings.pop("cutoff_not_used", "") != "--no-cutoff"
+    assert settings.pop("rmse_wait_ran_s") == got.rmse_wait_s  # every job ran
     assert settings == {"model": "knn", "weights": "correlation", "k": 3, "width": 0.2, "promises": True, "tune": 6,
                         "skip": 15, "evaluate": 20, "count": "jobs", "label": "log", "memory": None,
-                        "tuning_jobs": 6, "evaluated_jobs": 20}
+                        "tuning_jobs": 6, "evaluated_jobs": 20, "cancelled_evaluated": 0, "placed_jobs": 20,
+                        "wait_scored": 20, "run_scored": 20}
     assert got.rmse_wait_s == _rmse(table["wait_pred_s"].to_numpy(), table["wait_s"].to_numpy())
     assert got.rmse_run_s == _rmse(table["run_pred_s"].to_numpy(), table["run_s"].to_numpy())
     outcome, sent = _scenario(speed, got.cutoff, frame["requested_procs"].to_numpy()[15:35], table["wait_s"].to_numpy(),

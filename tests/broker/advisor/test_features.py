@@ -194,8 +194,8 @@ def test_integer_ids_and_float_numbers_whatever_the_traces_column_types(tmp_path
     trace, frame, _ = _features(tmp_path, PROCS_LINES, 16)  # every kept job has a requested time
     assert frame["job_id"].dtype == np.int64 and all(frame[c].dtype == np.int64
                                                       for c in ("entry", "user", "group", "queue"))
-    floats = [c for c in frame.columns if c not in ("job_id", "entry", "user", "group", "queue")]
-    assert [frame[c].dtype for c in floats] == [np.float64] * len(floats)
+    floats = [c for c in frame.columns if c not in ("job_id", "entry", "user", "group", "queue", "cancelled")]
+    assert [frame[c].dtype for c in floats] == [np.float64] * len(floats) and frame["cancelled"].dtype == bool
     # the same trace in plain float columns (NaN for unknown) gives the same frame, types included
     again, _ = submission_features(trace.astype("float64"), max_procs=16)
     pd.testing.assert_frame_equal(again, frame)
