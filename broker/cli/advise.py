@@ -256,6 +256,9 @@ def advise_sweep_cmd(
     label: Annotated[str, typer.Option(help="The wait learned and scored, comma-separated: log, replay.")] = "log",
     count: Annotated[str, typer.Option(help="What --tune, --skip and --evaluate count: entries (the SWF file's) "
                                             "or jobs (the replayable jobs).")] = "entries",
+    cancelled: Annotated[str, typer.Option(help="Entries cancelled while queued (run time unknown, wait known): "
+                                                "keep (in the queue features, scored for the wait, no placement) "
+                                                "or drop them.")] = "keep",
     speed: Annotated[str | None, typer.Option(help="Speeds, comma-separated linear:O or table:FILE (default: the "
                                                    "paper's ten overheads 0.01 .. 10); every cell runs them all.")]
     = None,
@@ -285,6 +288,7 @@ def advise_sweep_cmd(
     """Every combination of the options, each for all the speeds; write table.csv and saved_time.png into --out."""
     from broker.advisor import sweep as advisor_sweep
     from broker.advisor.evaluate import COUNTS, LABELS_OF_WAIT, MODELS, WEIGHTS
+    from broker.advisor.features import CANCELLED
     from broker.cli import backends
     from broker.sweep import bounded, cells
 
@@ -295,6 +299,8 @@ def advise_sweep_cmd(
     labels = _choices(label, "--label", LABELS_OF_WAIT)
     if count not in COUNTS:
         raise typer.BadParameter(f"--count must be entries or jobs, got {count!r}")
+    if cancelled not in CANCELLED:
+        raise typer.BadParameter(f"--cancelled must be keep or drop, got {cancelled!r}")
     speeds = _speed_texts(speed)
     _check_tune(tune, skip)
     axes: dict[str, int] = {"--model": len(models), "--promises": len(promised), "--weights": len(weighting),
@@ -303,7 +309,7 @@ def advise_sweep_cmd(
     _sweep_out(out_dir, force)
     swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
-    frame, report = advisor_sweep.trace_features(path, lenient)
+    frame, report = advisor_sweep.trace_features(path, lenient, cancelled)
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json)
         return
@@ -311,10 +317,10 @@ def advise_sweep_cmd(
     rows, _ = _windows(protocol, frame)
     inputs.kept(report, trace, swf)
     if True in promised or "replay" in labels:  # a trace whose promises cannot be joined is refused here
-        _promised(advisor_sweep, path, rows, trace, lenient)
+        _promised(advisor_sweep, path, rows, trace, lenient, cancelled)
     configs = advisor_sweep.configs(path, models=models, promises=promised, weights=weighting, k=ks, width=widths,
                                     cutoff=cutoffs, label=labels, protocol=protocol, speeds=speeds,
-                                    search_iterations=search_iterations, lenient=lenient)
+                                    search_iterations=search_iterations, lenient=lenient, cancelled=cancelled)
     todo = cells(configs, name=advisor_sweep.CELL_NAME, root_seed=seed, paired=True)
     results = backends.sweep(advisor_sweep.advise_cell, todo, backend=backend, scheduler=scheduler,
                              store=out_dir / STORE, n_jobs=n_jobs)
@@ -398,11 +404,11 @@ def _sweep_out(out_dir: Path, force: bool) -> None:
                           f"--force to overwrite it (the finished cells in {STORE}/ are resumed from either way)")
 
 
-def _promised(advisor_sweep: Any, path: str, rows: int, trace: str, lenient: bool) -> None:
+def _promised(advisor_sweep: Any, path: str, rows: int, trace: str, lenient: bool, cancelled: str) -> None:
     from workloads.errors import InputError
 
     try:
-        advisor_sweep.trace_frame(path, rows, lenient)
+        advisor_sweep.trace_frame(path, rows, lenient, cancelled)
     except InputError as exc:
         raise InputError(f"{trace}: {exc}") from exc
 

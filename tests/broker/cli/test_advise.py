@@ -140,6 +140,7 @@ def test_advise_sweep_writes_its_table_store_and_figure_and_resumes(tmp_path: Pa
     (("--tune", "600", "--skip", "500"), "--tune 600 must not exceed --skip 500"),
     (("--skip", "30000"), "needs skip + evaluate = 40,000"),
     (("--backend", "spark"), "--backend must be one of loky, dask, ray"),
+    (("--cancelled", "all"), "--cancelled must be keep or drop"),
     (("--scheduler", "tcp://127.0.0.1:1"), "--scheduler is for the dask and ray backends"),
     (("--out", "taken"), "--out taken: a file is there"),
     (("--trace", "nope.swf"), "nope.swf"),
