@@ -51,7 +51,8 @@ PAPER_SPEEDS = tuple(f"linear:{o:g}" for o in PAPER_OVERHEADS)
 #: A cell's options (besides the trace, the protocol and the speeds), in the tidy table's order.
 OPTIONS = ("model", "promises", "weights", "k", "width", "cutoff", "label")
 #: Per-cell figures copied to each of the cell's rows (NaN when the cell has none).
-CELL_FIGURES = ("rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used")
+CELL_FIGURES = ("rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used", "rmse_wait_ran_s",
+                "evaluated_jobs", "cancelled_evaluated")
 #: A scenario's figures, as :class:`broker.advisor.evaluate.Scenario` names them.
 SCENARIO_FIGURES = ("s", "jobs_to_cloud", "jobs_local", "saved_time_s", "no_cutoff_jobs_to_cloud",
                     "no_cutoff_saved_time_s", "oracle_jobs_to_cloud", "oracle_saved_time_s")

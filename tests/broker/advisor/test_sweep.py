@@ -346,7 +346,8 @@ def test_a_trace_without_maxprocs_is_read_on_a_machine_of_its_widest_job(frames,
 
 COLUMNS = ["options", "trace", "model", "promises", "weights", "k", "width", "cutoff", "label", "tune", "skip",
            "evaluate", "count", "seed", "rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used",
-           "log_alpha", "beta", "s_max", "scenario", "s", "jobs_to_cloud", "jobs_local", "saved_time_s",
+           "rmse_wait_ran_s", "evaluated_jobs", "cancelled_evaluated", "log_alpha", "beta", "s_max", "scenario", "s",
+           "jobs_to_cloud", "jobs_local", "saved_time_s",
            "no_cutoff_jobs_to_cloud", "no_cutoff_saved_time_s", "oracle_jobs_to_cloud", "oracle_saved_time_s"]
 
 
