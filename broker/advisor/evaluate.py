@@ -6,6 +6,11 @@ the evaluated window; every job of the window is predicted from the labels known
 submitted (:mod:`broker.advisor.online`). Jobs sent to the cloud stay in the log: the decision does
 not change later waits, as in the paper. Each speed scenario reports the jobs sent and kept and the
 saved time of the advisor with and without the cutoff and of the oracle.
+
+A row cancelled while queued (the frame's ``cancelled`` column, :mod:`broker.advisor.features`) is an
+entry of its window: its wait is predicted and scored (with the replay's label it has none: not
+scored), it has no run time, and it takes no placement decision: it is in no scenario's counts, saved
+time, cutoff point or oracle. An RMSE is over the rows whose label is known; the settings count them.
 """
 
 from __future__ import annotations
