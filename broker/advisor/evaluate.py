@@ -139,7 +139,7 @@ class Evaluation:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (the first scenario's figures at the top level, every scenario under ``scenarios``)."""
         first = self.scenarios[0]
-        return {"rmse_wait_s": self.rmse_wait_s, "rmse_run_s": self.rmse_run_s,
+        return {"rmse_wait_s": _finite(self.rmse_wait_s), "rmse_run_s": _finite(self.rmse_run_s),
                 "jobs_to_cloud": first.jobs_to_cloud, "jobs_local": first.jobs_local,
                 "saved_time_s": first.saved_time_s, "oracle_saved_time_s": first.oracle_saved_time_s,
                 "cutoff": {"log_alpha": _finite(self.cutoff.log_alpha), "beta": self.cutoff.beta,
@@ -216,7 +216,7 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
         "count": protocol.count, "tuning_jobs": len(tune), "evaluated_jobs": len(window),
         "cancelled_evaluated": int(gone[window].sum()), "placed_jobs": int(ran.sum()),
         "wait_scored": int(np.isfinite(wait[window]).sum()), "run_scored": int(np.isfinite(run[window]).sum()),
-        "rmse_wait_ran_s": _rmse(wait_p[at_window][ran], wait[window][ran]),
+        "rmse_wait_ran_s": _finite(_rmse(wait_p[at_window][ran], wait[window][ran])),  # None: no job ran
         **({"cutoff_not_used": why} if why else {}),
         **({"rmse_wait_promises_alone_s": _rmse(frame[PROMISE].to_numpy(dtype=np.float64)[window], wait[window])}
            if promises

@@ -125,7 +125,7 @@ def advise_cmd(
     machine, source = _machine(swf, trace)
     frame, report = submission_features(swf.frame, max_procs=machine, unix_start=swf.header.unix_start_time,
                                         time_zone=swf.header.time_zone_string, cancelled=cancelled)
-    if len(frame) < 2:
+    if len(frame) < 2 or frame["cancelled"].all():  # no job that ran: nothing to place
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json, out_dir=out_dir)
         return
     protocol = _protocol(tune, skip, evaluate, _counted(frame, count), trace, count)
