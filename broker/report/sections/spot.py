@@ -151,7 +151,7 @@ def _texts(n: dict[str, Any]) -> tuple[str, str]:
                f"(+{m['restart_overhead_s']:g} s to restart)")
     summary = (f"On the market {m['market']} ({m['file']}; open {m['available']:.0%} of the time, spot at "
                f"{m['spot_price_ratio_min']:.2f}-{m['spot_price_ratio_max']:.2f} of on-demand, a "
-               f"{m['notice_s']:g} s notice; {restart}), CoH costs {dollars(on['cost'])} with spot "
+               f"{m['notice_s']:g} s notice; {restart}), CoH over the trio costs {dollars(on['cost'])} with spot "
                f"({dollars(on['on_demand_cost'])} on demand, {dollars(on['spot_cost'])} spot) against "
                f"{dollars(off['cost'])} on demand only. {on['preemptions']:,} spot VMs were preempted; "
                f"{on['jobs_restarted']:,} jobs ({on['jobs_restarted_pct']:.1f}%) restarted {on['restarts']:,} times "
@@ -159,9 +159,12 @@ def _texts(n: dict[str, Any]) -> tuple[str, str]:
                f"({hours(on['wait_p95_s'])} at the 95th percentile) with spot, {hours(off['wait_mean_s'])} "
                f"({hours(off['wait_p95_s'])}) on demand only.")
     fraction = n["saving_fraction"]
-    if fraction is None or fraction <= 0:
-        more = "" if fraction is None else f": with spot CoH costs {-fraction:.1%} more here"
-        return summary, f"Stay on demand{more}."
+    if fraction is None:
+        return summary, "Stay on demand."
+    if fraction == 0:
+        return summary, "Stay on demand: spot saves nothing here."
+    if fraction < 0:
+        return summary, f"Stay on demand: with spot CoH costs {-fraction:.1%} more here."
     return summary, (f"Rent spot VMs while the market is open: {fraction:.1%} ({dollars(n['saving'])}) saved, at "
                      f"{hours(on['lost_s'])} of lost runs and a mean wait of {hours(on['wait_mean_s'])} against "
                      f"{hours(off['wait_mean_s'])}.")
