@@ -16,7 +16,7 @@ import pytest
 from broker.report import build
 from broker.report.sections import SECTIONS, coh, spot
 from tests.broker.cli.test_refusals import one_line
-from tests.broker.report.hand_made import data, est
+from tests.broker.report.hand_made import data, est, run_command
 from tests.conftest import SPOT_DIR, cloudbroker, trace_path
 
 R5 = SPOT_DIR / "skypilot-spot-traces" / "preemption" / "1-node" / "aws-04-19-2023" / "us-east-1b_intel_64.json"
@@ -196,3 +196,34 @@ def test_the_spot_figure_and_table_are_written_and_on_the_page(kth_report: Path)
     assert table["cost"].tolist() == [s["numbers"]["on_demand_only"]["cost"], s["numbers"]["with_spot"]["cost"]]
     summary = json.loads((kth_report / "report.json").read_text())["summary"]
     assert [line["what"] for line in summary] == ["Policy", "Spot"]
+
+
+def test_on_a_slice_of_cohs_jobs_the_spot_section_runs_the_same_slice_and_plans_nothing(
+        kth_report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from broker.cli.spot_options import SPOT_OPTIONS, spot_config
+    from broker.coh.config import CohConfig, SimulationConfig
+    from broker.coh.simulate import simulate
+    from broker.pricing.book import load_price_book
+    from broker.report.budget import Budget
+    from broker.report.build import report_input
+    from broker.report.model import ReportConfig, SpotSetting
+    from tests.broker.report.hand_made import Clock
+
+    market = SpotSetting(spot_config(R5, {k: default for k, (_, default) in SPOT_OPTIONS.items()}), str(R5))
+    inp = report_input(ReportConfig(trace=str(kth_report / "trace.swf"), spot=market), tmp_path)  # KTH's first 400
+    budget = Budget(600.0, clock=Clock())
+    s = spot.run(inp, budget)
+    assert (s.status, s.why) == ("skipped", "the CoH replay it is set against did not run")
+    slice_ = JOBS // 2  # as if the CoH section's share held only the first half
+    jobs = coh.broker_jobs(inp).head(slice_)
+    inp.shared["coh_jobs_run"] = slice_
+    inp.shared["coh_trio_result"] = simulate(jobs, load_price_book().catalog(), config=SimulationConfig(
+        CohConfig("coh")), seed=coh.cli_seeds(0)[1])
+    s = spot.run(inp, budget)
+    assert s.status == "done" and budget.planned == 0.0  # planned in the CoH section's share
+    assert s.skipped_parts == [f"ran on the first {slice_:,} of {JOBS:,} jobs (the budget)"]
+    assert s.numbers["jobs"] == slice_ and s.numbers["jobs_in_trace"] == JOBS
+    monkeypatch.chdir(tmp_path)  # the commands name the trace and the market relative to the report's folder
+    for (_, command), key in zip(s.commands, ("on_demand_only", "with_spot"), strict=True):
+        assert f" --limit-jobs {slice_} " in command
+        assert run_command(command)["cost"] == s.numbers[key]["cost"], key
