@@ -137,7 +137,8 @@ def _figure(without: pd.DataFrame, spotted: pd.DataFrame) -> Figure:
     own = np.diff(accrued(without["hired_at"], without["released_at"], without["billed_hours"], weeks))
     right.stairs(own, weeks / WEEK, color="k", lw=0.9, label="on demand only")
     right.set(xlabel="week", ylabel="VM-hours billed", title="VM-hours billed by week")
-    right.legend(loc="upper right", fontsize=7)
+    right.set_ylim(0, 1.45 * max(float(bottom.max()), float(own.max()), 1e-9))  # room for the legend above the bars
+    right.legend(loc="upper center", fontsize=7, ncols=2)
     caption = ("Left: the cost accrued by each day, on demand only and with spot (dashed: the on-demand VMs of the run "
                "with spot). Right: the VM-hours billed in each week, of the run with spot by billing option (bars) "
                "and of the run on demand only (line). Each VM's cost and billed hours are spread evenly over its life.")

@@ -96,6 +96,7 @@ def test_the_spot_figure_draws_the_accrued_costs_and_the_weekly_hours_by_option(
     assert heights == [(0.0, 24.0, 0.0), (1.0, 0.0, 0.0), (0.0, 24.0, 24.0), (1.0, 1.0, 0.0)]  # on-demand, then spot
     assert [t.get_text() for t in right.get_legend().get_texts()] == ["on demand only", "with spot: on-demand",
                                                                       "with spot: spot"]
+    assert right.get_ylim() == pytest.approx((0.0, 1.45 * 48.0))  # room above the tallest week for the legend
     stairs = right.patches[-1]
     assert stairs.get_data().values.tolist() == [48.0, 0.0] and stairs.get_data().edges.tolist() == [0.0, 1.0, 2.0]
 
