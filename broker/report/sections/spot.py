@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from broker.coh.config import CohConfig, SimulationConfig
 from broker.coh.metrics import RunResult
@@ -88,7 +89,7 @@ def numbers(rows: list[dict[str, Any]], spot: SpotSetting, n: int, total: int) -
             "saving_fraction": saving / without["cost"] if without["cost"] > 0 else None}
 
 
-def accrued(start: np.ndarray, end: np.ndarray, amount: np.ndarray, at: np.ndarray) -> np.ndarray:
+def accrued(start: ArrayLike, end: ArrayLike, amount: ArrayLike, at: ArrayLike) -> np.ndarray:
     """The sum of the amounts accrued by each time of ``at``, each spread evenly over ``[start, end)``.
 
     An item with ``end <= start`` accrues whole at ``start``. The sum over items of
@@ -96,21 +97,21 @@ def accrued(start: np.ndarray, end: np.ndarray, amount: np.ndarray, at: np.ndarr
     matrix): ``sum rate (t - p)`` over the points ``p <= t`` is ``t W - S``, ``W`` and ``S`` the
     prefix sums of ``rate`` and ``rate p``.
     """
-    start, end, amount, at = (np.asarray(x, dtype=float) for x in (start, end, amount, at))
-    spread = end > start
-    rate = np.where(spread, amount / np.where(spread, end - start, 1.0), 0.0)
+    begin, finish, value, t = (np.asarray(x, dtype=float) for x in (start, end, amount, at))
+    spread = finish > begin
+    rate = np.where(spread, value / np.where(spread, finish - begin, 1.0), 0.0)
 
     def ramps(points: np.ndarray, weights: np.ndarray, slope: bool) -> np.ndarray:
         order = np.argsort(points, kind="stable")
         p, w = points[order], weights[order]
-        k = np.searchsorted(p, at, side="right")
+        k = np.searchsorted(p, t, side="right")
         total = np.concatenate(([0.0], np.cumsum(w)))[k]
         if not slope:
             return total
-        return at * total - np.concatenate(([0.0], np.cumsum(w * p)))[k]
+        return t * total - np.concatenate(([0.0], np.cumsum(w * p)))[k]
 
-    whole = np.where(spread, 0.0, amount)
-    return ramps(start, rate, True) - ramps(end, rate, True) + ramps(start, whole, False)
+    whole = np.where(spread, 0.0, value)
+    return ramps(begin, rate, True) - ramps(finish, rate, True) + ramps(begin, whole, False)
 
 
 def _figure(without: pd.DataFrame, spotted: pd.DataFrame) -> Figure:
