@@ -55,6 +55,8 @@ def run(inp: ReportInput, budget: Budget) -> Section:
     rows = [row(ON_DEMAND, without), row(WITH_SPOT, spotted)]
     section.tables["spot_runs"] = pd.DataFrame(rows)
     section.numbers = numbers(rows, inp.spot, n, len(every))
+    _, cost_, ipp = inp.shared.get("coh_demand", (None, None, None))
+    section.numbers["coh_ipp_on_demand_cost"] = cost_ if ipp is not None else None  # not replayed with spot
     command = (f"cloudbroker simulate --trace {inp.trace_cli} --reqs {REQS} --seed {inp.seed}"
                f"{limit_flag(n, len(every))} --json --policy coh")
     section.commands += [(ON_DEMAND, command),
@@ -160,6 +162,10 @@ def _texts(n: dict[str, Any]) -> tuple[str, str]:
                f"and lost {hours(on['lost_s'])} of runs. Jobs wait {hours(on['wait_mean_s'])} on average "
                f"({hours(on['wait_p95_s'])} at the 95th percentile) with spot, {hours(off['wait_mean_s'])} "
                f"({hours(off['wait_p95_s'])}) on demand only.")
+    ipp = n.get("coh_ipp_on_demand_cost")
+    if ipp is not None and ipp < on["cost"]:
+        summary += (f" CoH with its integer program (the CoH section) costs {dollars(ipp)} on demand, less than the "
+                    f"trio with spot; it was not replayed with spot.")
     fraction = n["saving_fraction"]
     if fraction is None:
         return summary, "Stay on demand."

@@ -60,6 +60,10 @@ def test_the_spot_texts_name_the_market_the_parts_the_lost_work_and_the_waits() 
                        "spot, 0 h (0 h) on demand only.")
     assert advice == ("Rent spot VMs while the market is open: 10.0% ($10.00) saved, at 2 h of lost runs and a mean "
                       "wait of 0.5 h against 0 h.")
+    assert spot._texts(_numbers(10.0) | {"coh_ipp_on_demand_cost": 90.0})[0] == summary  # not below the spot run
+    cheaper = spot._texts(_numbers(10.0) | {"coh_ipp_on_demand_cost": 89.99})[0]
+    assert cheaper == summary + (" CoH with its integer program (the CoH section) costs $89.99 on demand, less than "
+                                 "the trio with spot; it was not replayed with spot.")
     summary, _ = spot._texts(_numbers(10.0, checkpoint=600.0))
     assert "; jobs resume from a checkpoint every 600 s of work (+60 s to restart)), CoH" in summary
     assert spot._texts(_numbers(-5.0))[1] == "Stay on demand: with spot CoH costs 5.0% more here."
@@ -182,6 +186,9 @@ def test_the_spot_sections_numbers_are_those_of_simulate_with_and_without_spot(k
     assert n["market"]["market"] == "us-east-1b_intel_64" and n["market"]["file"] == str(R5)
     assert (n["market"]["checkpoint_s"], n["market"]["restart_overhead_s"]) == (900.0, 30.0)
     assert n["market"]["options"] == "--checkpoint-s 900.0 --restart-overhead-s 30.0"
+    report = json.loads((kth_report / "report.json").read_text())
+    (coh_numbers,) = [c["numbers"] for c in report["sections"] if c["key"] == "coh"]
+    assert n["coh_ipp_on_demand_cost"] == coh_numbers["policies"]["CoH + IPP"]["cost"]
 
 
 def test_the_spot_figure_and_table_are_written_and_on_the_page(kth_report: Path) -> None:
