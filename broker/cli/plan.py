@@ -10,19 +10,10 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from broker.cli import inputs
+from broker.cli import inputs, spot_options
 from broker.cli.console import out
 from broker.cli.files import MAX_DEMAND_CELLS, read_demand
-from broker.cli.simulate import (
-    Checkpoint,
-    RestartOverhead,
-    SpotFile,
-    SpotFraction,
-    SpotNotice,
-    SpotOnDemandPrice,
-    configuration,
-    spot_config,
-)
+from broker.cli.simulate import configuration
 from broker.coh.config import SimulationConfig
 from broker.coh.metrics import RunResult
 from broker.coh.spot import SpotConfig
@@ -68,12 +59,12 @@ def plan_reservations_cmd(
     strict: inputs.Strict = False,
     save_demand: Annotated[Path | None, typer.Option(help="Write the demand series here (CSV).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite --save-demand's file.")] = False,
-    spot: SpotFile = None,
-    spot_notice_s: SpotNotice = NOTICE_S["aws"],
-    checkpoint_s: Checkpoint = None,
-    restart_overhead_s: RestartOverhead = 0.0,
-    spot_on_demand_price: SpotOnDemandPrice = R5_16XLARGE_ON_DEMAND,
-    spot_fraction: SpotFraction = PAPER_SPOT_FRACTION,
+    spot: spot_options.File = None,
+    spot_notice_s: spot_options.Notice = NOTICE_S["aws"],
+    checkpoint_s: spot_options.Checkpoint = None,
+    restart_overhead_s: spot_options.RestartOverhead = 0.0,
+    spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
+    spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Plan reserved-instance purchases from a trace's CoH replay or a demand file (CoH formula 6).
@@ -83,9 +74,9 @@ def plan_reservations_cmd(
     """
     if trace is not None and demand_file is not None:
         raise typer.BadParameter("give --trace or --demand, not both")
-    market = spot_config(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
-                                "restart_overhead_s": restart_overhead_s, "on_demand": spot_on_demand_price,
-                                "fraction": spot_fraction})
+    market = spot_options.spot_config(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
+                                             "restart_overhead_s": restart_overhead_s,
+                                             "on_demand": spot_on_demand_price, "fraction": spot_fraction})
     if market is not None and demand_file is not None:
         raise typer.BadParameter("--spot goes with --trace or the generated workload (the mix is replayed on its "
                                  "jobs), not with --demand")
