@@ -6,9 +6,12 @@ Run from the repository root (cells name the traces ``../shared/traces/T.swf.gz`
 commands do). Every figure is a cell of the advisor sweep (:mod:`broker.advisor.sweep`), stored one
 JSON file per cell under ``--store/<trace>/cells`` so the command resumes where it stopped: per
 trace, k-NN with and without promises on either label (the same cells as ``cloudbroker advise sweep
---trace T --promises off,on --label log,replay``), and on ``--tuned`` traces the tuned k-NN on the
-log's waits (``--weights search``). Windows count the SWF file's entries, as the paper's. Prints the
-Markdown tables.
+--trace T --promises off,on --label log,replay --cancelled C``) for each ``--cancelled`` choice (keep: the
+entries cancelled while queued kept, scored for the wait, as the paper counts entries; drop: as before
+issue 33's follow-up, whose cells the store already holds), and on ``--tuned`` traces the tuned k-NN on
+the log's waits (``--weights search``, cancelled entries dropped). Windows count the SWF file's entries,
+as the paper's. Prints the Markdown tables (Table 2 from the first ``--cancelled`` choice: the oracle
+does not depend on it).
 """
 
 from __future__ import annotations
@@ -81,8 +84,8 @@ def table2(blue: pd.DataFrame) -> str:
 
 def rmse_table(tables: dict[str, pd.DataFrame], label: str) -> str:
     """Wait RMSE (s) on ``label``'s waits: baseline, promises alone, promises as a feature, and the paper's."""
-    lines = ["| trace | evaluated jobs | baseline | promises alone | promises as a feature | change | paper |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| trace | evaluated entries (cancelled) | baseline | promises alone | promises as a feature | change | "
+             "paper |", "|---|---|---|---|---|---|---|"]
     for trace, table in tables.items():
         mine = table[table["label"] == label].drop_duplicates("promises").set_index("promises")
         off, on = mine.loc[False], mine.loc[True]
@@ -93,9 +96,33 @@ def rmse_table(tables: dict[str, pd.DataFrame], label: str) -> str:
             theirs = " / ".join(f"{p:,.0f}" for p in paper)
         else:
             theirs = f"{paper:,.0f} (Table 6, correlation)"
-        lines.append(f"| {short(trace)} | {int(off['jobs_to_cloud'] + off['jobs_local']):,} | "
+        lines.append(f"| {short(trace)} | {_evaluated(off)} | "
                      f"{off['rmse_wait_s']:,.0f} | {on['rmse_wait_promises_alone_s']:,.0f} | "
                      f"{on['rmse_wait_s']:,.0f} | {_change(on['rmse_wait_s'], off['rmse_wait_s'])} | {theirs} |")
+    return "\n".join(lines)
+
+
+def _evaluated(row: pd.Series) -> str:
+    """The evaluated entries and, in brackets, the cancelled ones (a cell stored before they were kept: its jobs)."""
+    if pd.isna(row["evaluated_jobs"]):
+        return f"{int(row['jobs_to_cloud'] + row['jobs_local']):,} (0)"
+    return f"{int(row['evaluated_jobs']):,} ({int(row['cancelled_evaluated']):,})"
+
+
+def cancelled_table(kept: dict[str, pd.DataFrame], dropped: dict[str, pd.DataFrame]) -> str:
+    """Wait RMSE (s) with the entries cancelled while queued kept and dropped, per label, beside the paper's."""
+    lines = ["| trace | label | evaluated entries (cancelled) | baseline, kept | of it, the jobs that ran | "
+             "baseline, dropped | promises as a feature, kept / dropped | paper |", "|---" * 8 + "|"]
+    for trace in kept:
+        for label in ("log", "replay"):
+            keep, drop = (t[t["label"] == label].drop_duplicates("promises").set_index("promises")
+                          for t in (kept[trace], dropped[trace]))
+            paper = PAPER_TABLE5.get(short(trace)) if label == "replay" else PAPER_TABLE6.get(short(trace))
+            theirs = "" if paper is None else f"{paper[0] if isinstance(paper, tuple) else paper:,.0f}"
+            off = keep.loc[False]
+            lines.append(f"| {short(trace)} | {label} | {_evaluated(off)} | {off['rmse_wait_s']:,.0f} | "
+                         f"{off['rmse_wait_ran_s']:,.0f} | {drop.loc[False, 'rmse_wait_s']:,.0f} | "
+                         f"{keep.loc[True, 'rmse_wait_s']:,.0f} / {drop.loc[True, 'rmse_wait_s']:,.0f} | {theirs} |")
     return "\n".join(lines)
 
 
@@ -129,17 +156,25 @@ def main() -> None:
     parser.add_argument("--tuned", default=",".join(TUNED))
     parser.add_argument("--search-iterations", type=int, default=5)
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--cancelled", default="keep,drop", help="keep, drop or both (comma-separated)")
     args = parser.parse_args()
     store = Path(args.store)
-    tables = {t: run(configs(_path(t), promises=(False, True), label=("log", "replay")), store / t / "cells",
-                     args.n_jobs) for t in args.traces.split(",") if t}
+    choices = [c for c in args.cancelled.split(",") if c]
+    by_choice = {c: {t: run(configs(_path(t), promises=(False, True), label=("log", "replay"), cancelled=c),
+                            store / t / "cells", args.n_jobs) for t in args.traces.split(",") if t} for c in choices}
+    tables = by_choice[choices[0]]
     tuned = {t: run(configs(_path(t), weights=("search",), search_iterations=args.search_iterations),
                     store / t / "cells", args.n_jobs) for t in args.tuned.split(",") if t}
     if "SDSC-BLUE-2000-4.2-cln" in tables:
         print(table2(tables["SDSC-BLUE-2000-4.2-cln"]), end="\n\n")
-    print(rmse_table(tables, "replay"), end="\n\n")
-    print(rmse_table(tables, "log"), end="\n\n")
-    print(tuned_table(tables, tuned))
+    for choice, by_trace in by_choice.items():
+        print(f"cancelled entries: {choice}", end="\n\n")
+        print(rmse_table(by_trace, "replay"), end="\n\n")
+        print(rmse_table(by_trace, "log"), end="\n\n")
+    if {"keep", "drop"} <= set(by_choice):
+        print(cancelled_table(by_choice["keep"], by_choice["drop"]), end="\n\n")
+    if tuned:
+        print(tuned_table(by_choice.get("drop", tables), tuned))
 
 
 if __name__ == "__main__":

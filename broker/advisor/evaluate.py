@@ -6,6 +6,11 @@ the evaluated window; every job of the window is predicted from the labels known
 submitted (:mod:`broker.advisor.online`). Jobs sent to the cloud stay in the log: the decision does
 not change later waits, as in the paper. Each speed scenario reports the jobs sent and kept and the
 saved time of the advisor with and without the cutoff and of the oracle.
+
+A row cancelled while queued (the frame's ``cancelled`` column, :mod:`broker.advisor.features`) is an
+entry of its window: its wait is predicted and scored (with the replay's label it has none: not
+scored), it has no run time, and it takes no placement decision: it is in no scenario's counts, saved
+time, cutoff point or oracle. An RMSE is over the rows whose label is known; the settings count them.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import pandas as pd
 
 from broker.advisor.boosting import predict_boosted
 from broker.advisor.decide import Cutoff, LinearSpeed, TableSpeed, decide, oracle, saved_time
-from broker.advisor.features import CATEGORIES, LABELS, NUMBERS
+from broker.advisor.features import CATEGORIES, NUMBERS
 from broker.advisor.knn import HeomEmbedding
 from broker.advisor.online import first_known, predict_as_submitted
 from broker.advisor.promises import PROMISE, REPLAY_WAIT, with_replay_label
@@ -134,7 +139,7 @@ class Evaluation:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (the first scenario's figures at the top level, every scenario under ``scenarios``)."""
         first = self.scenarios[0]
-        return {"rmse_wait_s": self.rmse_wait_s, "rmse_run_s": self.rmse_run_s,
+        return {"rmse_wait_s": _finite(self.rmse_wait_s), "rmse_run_s": _finite(self.rmse_run_s),
                 "jobs_to_cloud": first.jobs_to_cloud, "jobs_local": first.jobs_local,
                 "saved_time_s": first.saved_time_s, "oracle_saved_time_s": first.oracle_saved_time_s,
                 "cutoff": {"log_alpha": _finite(self.cutoff.log_alpha), "beta": self.cutoff.beta,
@@ -174,8 +179,9 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     protocol = protocol or Protocol()
     tune, window = protocol.rows(frame)
     frame = frame.iloc[:int(window[-1]) + 1]  # later rows are never asked for nor known to an asked row
+    gone = _cancelled(frame)
     if label == "replay":
-        missing = np.isnan(frame[REPLAY_WAIT].to_numpy(dtype=np.float64))
+        missing = np.isnan(frame[REPLAY_WAIT].to_numpy(dtype=np.float64)) & ~gone  # a cancelled job is not replayed
         if missing.any():  # a NaN label would make every figure NaN: refused, not dropped
             raise ConfigError(f"the replay label needs the replay's wait of every row up to the window's end "
                               f"(row {len(frame) - 1:,}); row {int(np.flatnonzero(missing)[0]):,} has none")
@@ -184,29 +190,36 @@ def evaluate(frame: pd.DataFrame, speeds: Sequence[Speed], *, protocol: Protocol
     steps = _steps(recorder, len(learner.rows))
     predicted = {"wait_s": learner.predict("wait_s", promises, steps(0)),
                  "run_s": learner.predict("run_s", False, steps(1))}
-    wait, run = frame["wait_s"].to_numpy(), frame["run_s"].to_numpy()
+    wait, run = frame["wait_s"].to_numpy(dtype=np.float64), frame["run_s"].to_numpy(dtype=np.float64)
     procs = frame["requested_procs"].to_numpy()
     at_tune, at_window = np.searchsorted(learner.rows, tune), np.searchsorted(learner.rows, window)
     (wait_p, wait_sd), (run_p, _) = predicted["wait_s"], predicted["run_s"]
-    points = _tuning_points(speeds, procs[tune], wait[tune], run[tune], wait_p[at_tune], run_p[at_tune],
-                            wait_sd[at_tune] ** 2)
+    ran_tune, ran = ~gone[tune], ~gone[window]  # only a job that ran takes a placement decision
+    points = _tuning_points(speeds, procs[tune][ran_tune], wait[tune][ran_tune], run[tune][ran_tune],
+                            wait_p[at_tune][ran_tune], run_p[at_tune][ran_tune], wait_sd[at_tune][ran_tune] ** 2)
     fitted, why = _fit_cutoff(points) if cutoff else (Cutoff(), "--no-cutoff")
     scenarios, table = [], frame.iloc[window][["job_id", "wait_s", "run_s"]].reset_index(drop=True)
+    table["cancelled"] = gone[window]
     table["wait_pred_s"], table["run_pred_s"] = wait_p[at_window], run_p[at_window]
     table["wait_std_s"] = wait_sd[at_window]
     for speed in speeds:
-        outcome, choices = _scenario(speed, fitted, procs[window], wait[window], run[window], wait_p[at_window],
-                                     run_p[at_window], wait_sd[at_window] ** 2)
+        outcome, choices = _scenario(speed, fitted, procs[window][ran], wait[window][ran], run[window][ran],
+                                     wait_p[at_window][ran], run_p[at_window][ran], wait_sd[at_window][ran] ** 2)
         scenarios.append(outcome)
-        table[f"cloud[{outcome.name}]"] = choices
-    rmse = {name: _rmse(predicted[name][0][at_window], frame[name].to_numpy()[window]) for name in LABELS}
+        table[f"cloud[{outcome.name}]"] = _placed(choices, ran)
+    rmse = {name: _rmse(predicted[name][0][at_window], actual[window]) for name, actual in
+            (("wait_s", wait), ("run_s", run))}
     settings: dict[str, Any] = {
         "model": model, "weights": weights, "k": k, "width": width, "memory": memory, "promises": promises,
         "label": label, **({"searched": learner.tuned} if learner.tuned else {}),
         "cutoff_used": why is None, "tune": protocol.tune, "skip": protocol.skip, "evaluate": protocol.evaluate,
         "count": protocol.count, "tuning_jobs": len(tune), "evaluated_jobs": len(window),
+        "cancelled_evaluated": int(gone[window].sum()), "placed_jobs": int(ran.sum()),
+        "wait_scored": int(np.isfinite(wait[window]).sum()), "run_scored": int(np.isfinite(run[window]).sum()),
+        "rmse_wait_ran_s": _finite(_rmse(wait_p[at_window][ran], wait[window][ran])),  # None: no job ran
         **({"cutoff_not_used": why} if why else {}),
-        **({"rmse_wait_promises_alone_s": _rmse(frame[PROMISE].to_numpy()[window], wait[window])} if promises
+        **({"rmse_wait_promises_alone_s": _rmse(frame[PROMISE].to_numpy(dtype=np.float64)[window], wait[window])}
+           if promises
            else {})}
     if promises:
         table[PROMISE] = frame[PROMISE].to_numpy()[window]
@@ -243,7 +256,23 @@ def _steps(recorder: Recorder | None, rows: int) -> Callable[[int], Callable[[in
 
 
 def _rmse(predicted: np.ndarray, actual: np.ndarray) -> float:
-    return float(np.sqrt(np.mean((predicted - actual) ** 2)))
+    """Over the rows with both values (a cancelled job has no run time, nor a replay's wait, nor a promise)."""
+    both = np.isfinite(predicted) & np.isfinite(actual)
+    return float(np.sqrt(np.mean((predicted[both] - actual[both]) ** 2))) if both.any() else math.nan
+
+
+def _cancelled(frame: pd.DataFrame) -> np.ndarray:
+    """The rows cancelled while queued (:mod:`broker.advisor.features`; none in a frame without the column)."""
+    if "cancelled" not in frame:
+        return np.zeros(len(frame), dtype=bool)
+    return frame["cancelled"].to_numpy(dtype=bool)
+
+
+def _placed(choices: np.ndarray, ran: np.ndarray) -> np.ndarray:
+    """The decisions of the jobs that ran spread over the window's rows; a cancelled row is not sent (no decision)."""
+    out = np.zeros(len(ran), dtype=bool)
+    out[ran] = choices
+    return out
 
 
 class _Learner:
@@ -269,9 +298,10 @@ class _Learner:
             got = predict_boosted(X, y, first, self.rows, categorical, seed=self.seed, progress=progress)
             return np.nan_to_num(got.mean, nan=0.0), got.std
         k, width, memory = self.given
-        weight = correlation_weights(X[self.tune], y[self.tune], categorical)
+        tune = self.tune[np.isfinite(y[self.tune])]  # a cancelled job has no run time (nor a replay's wait)
+        weight = correlation_weights(X[tune], y[tune], categorical)
         if self.weights == "search":
-            found = tune_knn(X, y, first, self.tune, categorical, fit_rows=self.fit_rows, seed=self.seed,
+            found = tune_knn(X, y, first, tune, categorical, fit_rows=self.fit_rows, seed=self.seed,
                          maxiter=self.iterations, given=Setting(weight, k, width, memory))
             weight, k, width, memory = found.weights, found.k, found.width, found.memory
             self.tuned[label] = {**found.report(), "weights": dict(zip(columns, weight.tolist(), strict=True))}

@@ -77,13 +77,20 @@ def with_promises(frame: pd.DataFrame, trace: pd.DataFrame, max_procs: int, rows
     """``frame`` with the promised wait (:data:`PROMISE`) and the replay's wait (:data:`REPLAY_WAIT`) of its first jobs.
 
     Both for the first ``rows`` jobs; the other rows' are NaN: the conservative replay stops at the last job asked for.
+    A job cancelled while queued (the frame's ``cancelled`` column) is not in the replay (it has no run
+    time to replay): its promise and replay wait are NaN too.
     """
     promised, waited = np.full(len(frame), np.nan), np.full(len(frame), np.nan)
-    replayable, _ = replayable_jobs(trace, max_procs)  # the frame's rows, in its order
+    gone = frame["cancelled"].to_numpy(dtype=bool) if "cancelled" in frame else np.zeros(len(frame), dtype=bool)
+    replayable, _ = replayable_jobs(trace, max_procs, "keep" if gone.any() else "drop")  # the frame's rows, in order
+    if len(replayable) != len(frame):
+        raise ConfigError(f"the frame has {len(frame):,} rows where the trace replays {len(replayable):,} jobs: "
+                          "give the frame submission_features made of this trace")
     by_row = trace.reset_index(drop=True)
     by_row = by_row.assign(job_id=pd.Series(np.arange(len(by_row)), dtype="Int64"))
     rows_of_frame = trace.index.get_indexer(replayable.index)
-    promised[:rows], waited[:rows] = replayed_waits(by_row, rows_of_frame[:rows], max_procs=max_procs)
+    asked = np.flatnonzero(~gone[:rows])
+    promised[asked], waited[asked] = replayed_waits(by_row, rows_of_frame[asked], max_procs=max_procs)
     return frame.assign(**{PROMISE: promised, REPLAY_WAIT: waited})
 
 

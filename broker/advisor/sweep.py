@@ -18,8 +18,10 @@ added once per trace and window when a cell asks for them. ::
 
 Configuration keys (all JSON): ``trace`` (a path or registry name, read by every worker), ``model``,
 ``promises``, ``weights``, ``k``, ``width``, ``cutoff``, ``label`` (as :func:`broker.advisor.evaluate.evaluate`
-takes them), ``search_iterations``, ``tune``, ``skip``, ``evaluate``, ``count`` (the protocol) and ``speeds``
-(``"linear:O"`` or ``"table:FILE"`` each). The cell's seed seeds the weight search and the boosting.
+takes them), ``search_iterations``, ``tune``, ``skip``, ``evaluate``, ``count`` (the protocol), ``speeds``
+(``"linear:O"`` or ``"table:FILE"`` each) and, only when ``"keep"``, ``cancelled`` (the entries cancelled while
+queued kept, :mod:`broker.advisor.features`; absent, they are dropped, so the cells of before keep their keys).
+The cell's seed seeds the weight search and the boosting.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import pandas as pd
 
 from broker.advisor.decide import PAPER_OVERHEADS, LinearSpeed, TableSpeed
 from broker.advisor.evaluate import LABELS_OF_WAIT, MODELS, WEIGHTS, Protocol, Speed, evaluate
-from broker.advisor.features import submission_features
+from broker.advisor.features import CANCELLED, submission_features
 from broker.advisor.promises import with_promises
 from broker.sweep import Cell, Memo, bounded
 from workloads.cache import load_trace
@@ -49,7 +51,8 @@ PAPER_SPEEDS = tuple(f"linear:{o:g}" for o in PAPER_OVERHEADS)
 #: A cell's options (besides the trace, the protocol and the speeds), in the tidy table's order.
 OPTIONS = ("model", "promises", "weights", "k", "width", "cutoff", "label")
 #: Per-cell figures copied to each of the cell's rows (NaN when the cell has none).
-CELL_FIGURES = ("rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used")
+CELL_FIGURES = ("rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used", "rmse_wait_ran_s",
+                "evaluated_jobs", "cancelled_evaluated")
 #: A scenario's figures, as :class:`broker.advisor.evaluate.Scenario` names them.
 SCENARIO_FIGURES = ("s", "jobs_to_cloud", "jobs_local", "saved_time_s", "no_cutoff_jobs_to_cloud",
                     "no_cutoff_saved_time_s", "oracle_jobs_to_cloud", "oracle_saved_time_s")
@@ -74,12 +77,12 @@ def speed_of(text: str) -> Speed:
     raise ConfigError(f"speed {text!r}: use linear:O or table:FILE (a CSV procs,ratio)")
 
 
-def trace_features(trace: str, lenient: bool = False) -> tuple[pd.DataFrame, FilterReport]:
+def trace_features(trace: str, lenient: bool = False, cancelled: str = "drop") -> tuple[pd.DataFrame, FilterReport]:
     """The advisor's features of every replayable job of ``trace`` and what the replay removed, once per process.
 
     The machine is the site's size (:func:`workloads.swf.site_size`: the header's MaxProcs, else MaxNodes, else
     the widest job); its start time and time zone place the weekday and the time of day. ``lenient`` skips the
-    trace's lines that cannot be parsed.
+    trace's lines that cannot be parsed; ``cancelled`` keeps or drops the jobs cancelled while queued.
     """
     def build() -> tuple[pd.DataFrame, FilterReport]:
         swf = load_trace(trace, lenient=lenient)
@@ -88,14 +91,15 @@ def trace_features(trace: str, lenient: bool = False) -> tuple[pd.DataFrame, Fil
             raise ConfigError(f"{trace}: the trace gives no MaxProcs, no MaxNodes and no processor count (the "
                               "machine's size the features need)")
         return submission_features(swf.frame, max_procs=machine, unix_start=swf.header.unix_start_time,
-                                   time_zone=swf.header.time_zone_string)
+                                   time_zone=swf.header.time_zone_string, cancelled=cancelled)
 
-    return FRAMES.get(("features", trace, lenient), build)
+    return FRAMES.get(("features", trace, lenient, cancelled), build)
 
 
-def trace_frame(trace: str, promise_rows: int | None = None, lenient: bool = False) -> pd.DataFrame:
+def trace_frame(trace: str, promise_rows: int | None = None, lenient: bool = False,
+                cancelled: str = "drop") -> pd.DataFrame:
     """The features of ``trace`` (:func:`trace_features`), with the promises of its first ``promise_rows`` jobs."""
-    frame, report = trace_features(trace, lenient)
+    frame, report = trace_features(trace, lenient, cancelled)
     if promise_rows is None:
         return frame
 
@@ -103,26 +107,30 @@ def trace_frame(trace: str, promise_rows: int | None = None, lenient: bool = Fal
         swf = load_trace(trace, lenient=lenient)
         return with_promises(frame, swf.frame, int(site_size(swf)[0] or 0), promise_rows), report
 
-    return FRAMES.get(("promises", trace, promise_rows, lenient), build)[0]
+    return FRAMES.get(("promises", trace, promise_rows, lenient, cancelled), build)[0]
 
 
 def configs(trace: str, *, models: Iterable[str] = ("knn",), promises: Iterable[bool] = (False,),
             weights: Iterable[str] = ("correlation",), k: Iterable[int] = (20,), width: Iterable[float] = (0.1,),
             cutoff: Iterable[bool] = (True,), label: Iterable[str] = ("log",), protocol: Protocol | None = None,
             speeds: Sequence[str] = PAPER_SPEEDS, search_iterations: int = 20,
-            lenient: bool = False) -> list[dict[str, Any]]:
+            lenient: bool = False, cancelled: str = "drop") -> list[dict[str, Any]]:
     """The cells' configurations: the product of the options (in :data:`OPTIONS` order), each with every speed.
 
     Raises :class:`~workloads.errors.ConfigError` for an unknown model or weighting, ``k < 1``, a width
-    that is not a finite number > 0, or no speed.
+    that is not a finite number > 0, no speed, or ``cancelled`` neither keep nor drop.
     """
+    if cancelled not in CANCELLED:
+        raise ConfigError(f"cancelled must be one of {', '.join(CANCELLED)}, got {cancelled!r}")
     protocol = protocol or Protocol()
     axes: dict[str, list[Any]] = {"model": list(models), "promises": list(promises), "weights": list(weights),
                                   "k": list(k), "width": list(width), "cutoff": list(cutoff), "label": list(label)}
     _check_options(axes, speeds=speeds, search_iterations=search_iterations)
     bounded(math.prod(len(axes[name]) for name in OPTIONS),
             "the grid (" + " x ".join(f"{len(axes[name]):,} {name}" for name in OPTIONS) + ")")
-    base = {"trace": trace, **({"lenient": True} if lenient else {}), "tune": protocol.tune, "skip": protocol.skip,
+    base = {"trace": trace, **({"lenient": True} if lenient else {}), **({"cancelled": "keep"} if cancelled == "keep"
+                                                                         else {}),
+            "tune": protocol.tune, "skip": protocol.skip,
             "evaluate": protocol.evaluate, "count": protocol.count, "speeds": list(speeds),
             "search_iterations": search_iterations}
     return [{**base, **dict(zip(OPTIONS, values, strict=True))}
@@ -158,9 +166,9 @@ def advise_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     protocol = Protocol(tune=int(config["tune"]), skip=int(config["skip"]), evaluate=int(config["evaluate"]),
                         count=str(config.get("count", "entries")))
     promises, label = bool(config["promises"]), str(config.get("label", "log"))
-    trace, lenient = str(config["trace"]), bool(config.get("lenient"))
-    frame = trace_frame(trace, replayed_rows(protocol, trace, lenient) if promises or label == "replay" else None,
-                        lenient)
+    trace, lenient, cancelled = str(config["trace"]), bool(config.get("lenient")), str(config.get("cancelled", "drop"))
+    frame = trace_frame(trace, replayed_rows(protocol, trace, lenient, cancelled) if promises or label == "replay"
+                        else None, lenient, cancelled)
     result = evaluate(frame, [speed_of(s) for s in config["speeds"]], protocol=protocol, k=int(config["k"]),
                       width=float(config["width"]), cutoff=bool(config["cutoff"]), model=str(config["model"]),
                       promises=promises, weights=str(config["weights"]), label=label,
@@ -168,11 +176,11 @@ def advise_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
     return result.to_dict()
 
 
-def replayed_rows(protocol: Protocol, trace: str, lenient: bool = False) -> int:
+def replayed_rows(protocol: Protocol, trace: str, lenient: bool = False, cancelled: str = "drop") -> int:
     """The replayable jobs of ``trace`` up to the end of ``protocol``'s window (the rows the replay must give)."""
     if protocol.count == "jobs":
         return protocol.skip + protocol.evaluate
-    return int(protocol.rows(trace_features(trace, lenient)[0])[1][-1]) + 1
+    return int(protocol.rows(trace_features(trace, lenient, cancelled)[0])[1][-1]) + 1
 
 
 def sweep_table(cells: Sequence[Cell], results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

@@ -73,6 +73,9 @@ def advise_cmd(
     label: Annotated[str, typer.Option(help="The wait learned and scored: log (the log's) or replay (the "
                                             "conservative replay's that makes the promises; the paper's "
                                             "Table 5).")] = "log",
+    cancelled: Annotated[str, typer.Option(help="Entries whose run time is unknown but wait known (cancelled while "
+                                                "queued): keep (in the queue features and scored for the wait, "
+                                                "no placement: the paper counts entries) or drop them.")] = "keep",
     memory: Annotated[int | None, typer.Option(min=1, help="The k-NN's knowledge base: the last N known jobs "
                                                            "(default: every known job).")] = None,
     model: Annotated[str, typer.Option(help="knn (the paper's) or gbm (gradient boosting, beyond the paper).")]
@@ -102,7 +105,7 @@ def advise_cmd(
     if trace is None:
         ctx.fail("Missing option '--trace'.")
     from broker.advisor import evaluate as evaluation
-    from broker.advisor.features import submission_features
+    from broker.advisor.features import CANCELLED, submission_features
 
     speeds = _speeds(speed)
     if model not in evaluation.MODELS:
@@ -113,14 +116,16 @@ def advise_cmd(
         raise typer.BadParameter(f"--count must be entries or jobs, got {count!r}")
     if label not in evaluation.LABELS_OF_WAIT:
         raise typer.BadParameter(f"--label must be log or replay, got {label!r}")
+    if cancelled not in CANCELLED:
+        raise typer.BadParameter(f"--cancelled must be keep or drop, got {cancelled!r}")
     _check_tune(tune, skip)
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     swf = inputs.trace(trace, lenient, strict)
     machine, source = _machine(swf, trace)
     frame, report = submission_features(swf.frame, max_procs=machine, unix_start=swf.header.unix_start_time,
-                                        time_zone=swf.header.time_zone_string)
-    if len(frame) < 2:
+                                        time_zone=swf.header.time_zone_string, cancelled=cancelled)
+    if len(frame) < 2 or frame["cancelled"].all():  # no job that ran: nothing to place
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json, out_dir=out_dir)
         return
     protocol = _protocol(tune, skip, evaluate, _counted(frame, count), trace, count)
@@ -135,7 +140,8 @@ def advise_cmd(
         result = evaluation.evaluate(frame, speeds, protocol=protocol, k=k, width=width, memory=memory,
                                      cutoff=not no_cutoff, model=model, promises=promises, weights=weights,
                                      label=label, search_iterations=search_iterations, seed=seed, recorder=recorder)
-    payload = {"trace": trace, **result.to_dict(), **counts, "wall_s": round(time.perf_counter() - started, 3)}
+    payload = {"trace": trace, **result.to_dict(), "cancelled": cancelled, **counts,
+               "wall_s": round(time.perf_counter() - started, 3)}
     if out_dir is not None:
         with inputs.writing("--out", out_dir):
             _write(result.jobs, payload, out_dir, fmt_)
@@ -221,7 +227,9 @@ def _with_promises(frame: Any, trace_frame: Any, max_procs: int, rows: int, trac
 
 
 def _print(payload: dict[str, Any]) -> None:
-    out.print(f"{payload['trace']}: RMSE wait ({payload['label']}'s) {payload['rmse_wait_s']:,.0f} s, run "
+    out.print(f"{payload['trace']}: RMSE wait ({payload['label']}'s) {payload['rmse_wait_s']:,.0f} s over "
+              f"{payload['wait_scored']:,} entries ({payload['cancelled_evaluated']:,} cancelled while queued; "
+              f"{payload['rmse_wait_ran_s']:,.0f} s over the {payload['placed_jobs']:,} that ran), run "
               f"{payload['rmse_run_s']:,.0f} s")
     if "rmse_wait_promises_alone_s" in payload:
         out.print(f"the promises alone as the wait: RMSE {payload['rmse_wait_promises_alone_s']:,.0f} s")
@@ -248,6 +256,9 @@ def advise_sweep_cmd(
     label: Annotated[str, typer.Option(help="The wait learned and scored, comma-separated: log, replay.")] = "log",
     count: Annotated[str, typer.Option(help="What --tune, --skip and --evaluate count: entries (the SWF file's) "
                                             "or jobs (the replayable jobs).")] = "entries",
+    cancelled: Annotated[str, typer.Option(help="Entries cancelled while queued (run time unknown, wait known): "
+                                                "keep (in the queue features, scored for the wait, no placement) "
+                                                "or drop them.")] = "keep",
     speed: Annotated[str | None, typer.Option(help="Speeds, comma-separated linear:O or table:FILE (default: the "
                                                    "paper's ten overheads 0.01 .. 10); every cell runs them all.")]
     = None,
@@ -277,6 +288,7 @@ def advise_sweep_cmd(
     """Every combination of the options, each for all the speeds; write table.csv and saved_time.png into --out."""
     from broker.advisor import sweep as advisor_sweep
     from broker.advisor.evaluate import COUNTS, LABELS_OF_WAIT, MODELS, WEIGHTS
+    from broker.advisor.features import CANCELLED
     from broker.cli import backends
     from broker.sweep import bounded, cells
 
@@ -287,6 +299,8 @@ def advise_sweep_cmd(
     labels = _choices(label, "--label", LABELS_OF_WAIT)
     if count not in COUNTS:
         raise typer.BadParameter(f"--count must be entries or jobs, got {count!r}")
+    if cancelled not in CANCELLED:
+        raise typer.BadParameter(f"--cancelled must be keep or drop, got {cancelled!r}")
     speeds = _speed_texts(speed)
     _check_tune(tune, skip)
     axes: dict[str, int] = {"--model": len(models), "--promises": len(promised), "--weights": len(weighting),
@@ -295,7 +309,7 @@ def advise_sweep_cmd(
     _sweep_out(out_dir, force)
     swf = inputs.trace(trace, lenient, strict)
     path = str(swf.path) if swf.path else trace
-    frame, report = advisor_sweep.trace_features(path, lenient)
+    frame, report = advisor_sweep.trace_features(path, lenient, cancelled)
     if len(frame) < 2:
         inputs.nothing_to_run(inputs.kept(report, trace, swf), trace, as_json=as_json)
         return
@@ -303,10 +317,10 @@ def advise_sweep_cmd(
     rows, _ = _windows(protocol, frame)
     inputs.kept(report, trace, swf)
     if True in promised or "replay" in labels:  # a trace whose promises cannot be joined is refused here
-        _promised(advisor_sweep, path, rows, trace, lenient)
+        _promised(advisor_sweep, path, rows, trace, lenient, cancelled)
     configs = advisor_sweep.configs(path, models=models, promises=promised, weights=weighting, k=ks, width=widths,
                                     cutoff=cutoffs, label=labels, protocol=protocol, speeds=speeds,
-                                    search_iterations=search_iterations, lenient=lenient)
+                                    search_iterations=search_iterations, lenient=lenient, cancelled=cancelled)
     todo = cells(configs, name=advisor_sweep.CELL_NAME, root_seed=seed, paired=True)
     results = backends.sweep(advisor_sweep.advise_cell, todo, backend=backend, scheduler=scheduler,
                              store=out_dir / STORE, n_jobs=n_jobs)
@@ -390,11 +404,11 @@ def _sweep_out(out_dir: Path, force: bool) -> None:
                           f"--force to overwrite it (the finished cells in {STORE}/ are resumed from either way)")
 
 
-def _promised(advisor_sweep: Any, path: str, rows: int, trace: str, lenient: bool) -> None:
+def _promised(advisor_sweep: Any, path: str, rows: int, trace: str, lenient: bool, cancelled: str) -> None:
     from workloads.errors import InputError
 
     try:
-        advisor_sweep.trace_frame(path, rows, lenient)
+        advisor_sweep.trace_frame(path, rows, lenient, cancelled)
     except InputError as exc:
         raise InputError(f"{trace}: {exc}") from exc
 

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import numpy as np
 import typer
 from rich.table import Table
 
-from broker.cli import inputs
+from broker.cli import inputs, spot_options
 from broker.cli.console import out
 from broker.cli.files import MAX_DEMAND_CELLS, read_demand
 from broker.cli.simulate import configuration
 from broker.coh.config import SimulationConfig
+from broker.coh.metrics import RunResult
+from broker.coh.spot import SpotConfig
 from broker.planning.demand import Demand, distribution, replay_demand
-from broker.planning.planner import Prices, bounded_peak, plan_reservations
+from broker.planning.market import market_price
+from broker.planning.mix import REPLAYS, replay_mix
+from broker.planning.planner import Mode, PlanReport, Prices, bounded_peak, plan_reservations
 from broker.pricing.book import DEFAULT_PRICE_BOOK, RESERVED_OPTIONS, PriceBook
+from broker.pricing.spot import NOTICE_S
+from broker.pricing.spot_offer import PAPER_SPOT_FRACTION, R5_16XLARGE_ON_DEMAND
 from heuristics.registry import PAPER_TRIO
 from solvers.base import list_solvers
 from workloads.errors import ConfigError
@@ -53,11 +59,29 @@ def plan_reservations_cmd(
     strict: inputs.Strict = False,
     save_demand: Annotated[Path | None, typer.Option(help="Write the demand series here (CSV).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite --save-demand's file.")] = False,
+    spot: spot_options.File = None,
+    spot_notice_s: spot_options.Notice = NOTICE_S["aws"],
+    checkpoint_s: spot_options.Checkpoint = None,
+    restart_overhead_s: spot_options.RestartOverhead = 0.0,
+    spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
+    spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Plan reserved-instance purchases from a trace's CoH replay or a demand file (CoH formula 6)."""
+    """Plan reserved-instance purchases from a trace's CoH replay or a demand file (CoH formula 6).
+
+    With ``--spot FILE`` the plan is a reserved / spot / on-demand mix, replayed on the trace beside
+    the on-demand-only and the reserved-only plans.
+    """
     if trace is not None and demand_file is not None:
         raise typer.BadParameter("give --trace or --demand, not both")
+    market = spot_options.spot_config(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
+                                             "restart_overhead_s": restart_overhead_s,
+                                             "on_demand": spot_on_demand_price, "fraction": spot_fraction})
+    if market is not None and demand_file is not None:
+        raise typer.BadParameter("--spot goes with --trace or the generated workload (the mix is replayed on its "
+                                 "jobs), not with --demand")
+    if market is not None and growth != 1.0:
+        raise typer.BadParameter("--growth goes without --spot (the mix is replayed on the trace as it is)")
     inputs.output_file(save_demand, "--save-demand", force=force)
     book = inputs.book(price_book)
     prices = _prices(book, term, options, mode, solver)
@@ -65,8 +89,8 @@ def plan_reservations_cmd(
     ipp = {"solver": replay_solver, "time_limit": 1.0, "deterministic": True} if replay_solver is not None else None
     config = configuration({"policy": "coh", "heuristics": members}, {"capacity": capacity}, ipp, None, REPLAY_WORDS)
     reading = {"lenient": lenient, "strict": strict}
-    demand, source, counts = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed, limit_jobs,
-                                     interval, reading)
+    demand, source, counts, basis = _demand(book, trace, demand_file, synthetic_jobs, reqs, config, seed,
+                                            limit_jobs, interval, reading)
     if demand is None:
         inputs.nothing_to_run(counts, source, as_json=as_json)
         return
@@ -76,8 +100,11 @@ def plan_reservations_cmd(
     if save_demand is not None:
         with inputs.writing("--save-demand", save_demand):
             demand.frame().to_csv(save_demand, index=False)
-    report = plan_reservations(demand, prices, mode="capacity" if mode == "capacity" else "per-type", solver=solver)
+    cover: Mode = "capacity" if mode == "capacity" else "per-type"
+    report = plan_reservations(demand, prices, mode=cover, solver=solver)
     payload = {**report.to_dict(), "demand": _demand_summary(demand, source, growth), **counts}
+    if market is not None and basis is not None:
+        payload.update(_mix(demand, prices, report, market, basis, book, config, (cover, solver)))
     if as_json:
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
@@ -113,14 +140,37 @@ def _prices(book: PriceBook, term: str, options: str, mode: str, solver: str) ->
         raise inputs.in_options(exc, {"option": "--options", "terms": "--term", "price book": "--price-book"}) from exc
 
 
+class Basis(NamedTuple):
+    """The demand replay: its jobs, its result (the on-demand-only replay) and its seed."""
+
+    jobs: JobTable
+    result: RunResult
+    seed: int
+
+
+def _mix(demand: Demand, prices: Prices, reserved: PlanReport, market: SpotConfig, basis: Basis, book: PriceBook,
+         config: SimulationConfig, planning: tuple[Mode, str]) -> dict[str, Any]:
+    """The mix's plan (it replaces the payload's plan), the reserved-only plan and the three replays."""
+    price = market_price(market.offer, basis.jobs.runtime, checkpoint_s=market.checkpoint_s,
+                         restart_overhead_s=market.restart_overhead_s)
+    mix = plan_reservations(demand, prices.with_market(price.factor), mode=planning[0], solver=planning[1])
+    with inputs.progress("replaying the plans", 2 * len(basis.jobs)) as recorder:
+        runs = replay_mix(basis.jobs, book, config=config, seed=basis.seed, on_demand=basis.result,
+                          reserved_only=reserved.plan, mix=mix.plan, spot=market, recorder=recorder)
+    only = reserved.to_dict()
+    return {**mix.to_dict(), "market": price.to_dict(), "spot": market.to_dict(),
+            "reserved_only": {k: only[k] for k in ("plan", "expected_cost", "savings", "savings_fraction", "horizon")},
+            "replays": {name: runs[name].to_dict() for name in REPLAYS}}
+
+
 def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthetic_jobs: int, reqs: str,
             config: SimulationConfig, seed: int, limit_jobs: int | None, interval: float,
-            reading: dict[str, bool]) -> tuple[Demand | None, str, dict[str, Any]]:
-    """The demand (None: no job left to replay), where it came from and the trace's counts."""
+            reading: dict[str, bool]) -> tuple[Demand | None, str, dict[str, Any], Basis | None]:
+    """The demand (None: no job left to replay), where it came from, the trace's counts and the replay."""
     catalog = book.catalog()
     if demand_file is not None:
         try:
-            return read_demand(demand_file, catalog.names, interval_s=interval), str(demand_file), {}
+            return read_demand(demand_file, catalog.names, interval_s=interval), str(demand_file), {}, None
         except (OSError, ValueError) as exc:
             inputs.fail(exc)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
@@ -129,11 +179,12 @@ def _demand(book: PriceBook, trace: str | None, demand_file: Path | None, synthe
     _demand_cells(work.jobs, interval, len(catalog))
     counts = inputs.kept(work.report, work.label, work.swf)
     if not len(work.jobs):
-        return None, work.label, counts
+        return None, work.label, counts, None
+    replay_seed = int(policy_seed.generate_state(1)[0])
     with inputs.progress("replaying", len(work.jobs)) as recorder:
-        demand, _ = replay_demand(work.jobs, catalog, config=config, seed=int(policy_seed.generate_state(1)[0]),
-                                  recorder=recorder, interval_s=interval, source=work.label)
-    return demand, f"CoH replay of {work.label}", counts
+        demand, result = replay_demand(work.jobs, catalog, config=config, seed=replay_seed, recorder=recorder,
+                                       interval_s=interval, source=work.label)
+    return demand, f"CoH replay of {work.label}", counts, Basis(work.jobs, result, replay_seed)
 
 
 def _demand_cells(jobs: JobTable, interval: float, types: int) -> None:
@@ -161,3 +212,25 @@ def _print_plan(payload: dict[str, Any]) -> None:
     out.print(f"expected cost per term ${payload['expected_cost']:,.2f}; all on-demand "
               f"${payload['on_demand_cost']:,.2f}; savings ${payload['savings']:,.2f} "
               f"({payload['savings_fraction']:.1%})")
+    if "replays" in payload:
+        _print_mix(payload)
+
+
+def _print_mix(payload: dict[str, Any]) -> None:
+    """The market's expected price and the three replays (``--spot``)."""
+    m = payload["market"]
+    out.print(f"market {m['market']}: open {m['open_share']:.1%} of the time at {m['ratio']:.3f} of on-demand, "
+              f"{m['closes_per_open_hour']:.3f} closes per open hour, loss {m['loss']:.3f}: an unreserved VM-hour "
+              f"at {m['factor']:.3f} x on-demand; the plan above is the mix, the plan without the market costs "
+              f"${payload['reserved_only']['expected_cost']:,.2f} per term")
+    table = Table(title="Replayed on the trace")
+    for col in ("replay", "reserved", "cost $", "/ on-demand", "upfront $", "spot $", "preempted", "lost h",
+                "mean wait s"):
+        table.add_column(col, justify="left" if col == "replay" else "right")
+    base = payload["replays"]["on_demand"]["cost"]
+    for name, run in payload["replays"].items():
+        table.add_row(name.replace("_", " "), str(run["reservations"]), f"{run['cost']:,.2f}",
+                      f"{run['cost'] / base:.3f}" if base else "-", f"{run['upfront_amortized']:,.2f}",
+                      f"{run['cost_by_option'].get('spot', 0.0):,.2f}", f"{run['preemptions']:,}",
+                      f"{run['lost_s'] / 3600:,.1f}", f"{run['wait_mean_s']:,.1f}")
+    out.print(table)

@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from broker.cli import inputs
+from broker.cli import inputs, spot_options
 from broker.cli.console import bar, err, out
 from broker.hybrid.policies import MAX_NODES
+from broker.pricing.spot import NOTICE_S
+from broker.pricing.spot_offer import PAPER_SPOT_FRACTION, R5_16XLARGE_ON_DEMAND
 
 
 def report_cmd(
@@ -29,17 +31,31 @@ def report_cmd(
     lenient: inputs.Lenient = False,
     strict: inputs.Strict = False,
     force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier report in --out.")] = False,
+    spot: spot_options.File = None,
+    spot_notice_s: spot_options.Notice = NOTICE_S["aws"],
+    checkpoint_s: spot_options.Checkpoint = None,
+    restart_overhead_s: spot_options.RestartOverhead = 0.0,
+    spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
+    spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json.")] = False,
 ) -> None:
-    """A site report for a trace: what to reserve, which policy to run, what it costs, in one page."""
+    """A site report for a trace: what to reserve, which policy to run, what it costs, in one page.
+
+    With ``--spot FILE`` (and the spot options of ``simulate``) it also says what spot VMs would save.
+    """
     from broker.report import ReportConfig, build_report  # the worlds and matplotlib, imported when run
     from broker.report.build import usable_jobs
+    from broker.report.model import SpotSetting
     from broker.report.page import nothing_page
 
+    given = {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s, "restart_overhead_s": restart_overhead_s,
+             "on_demand": spot_on_demand_price, "fraction": spot_fraction}
+    market = spot_options.spot_config(spot, given)  # the timeline read and checked: refused before work
     inputs.output_dir(out_dir, "--out", force=force)
     swf = inputs.trace(trace, lenient, strict) if trace is not None else None  # refused before work
     config = ReportConfig(trace=trace, nodes=nodes, budget_min=budget_min, seed=seed, limit_jobs=limit_jobs,
-                          lenient=lenient, strict=strict)
+                          lenient=lenient, strict=strict, spot=None if market is None or spot is None else
+                          SpotSetting(market, str(spot), spot_options.spot_flags(given)))
     counts: dict[str, object] = {}
     if swf is not None and trace is not None:
         counts = inputs.kept(usable_jobs(swf, config), trace, swf)
@@ -48,9 +64,10 @@ def report_cmd(
             with inputs.writing("--out", out_dir):
                 (out_dir / "index.html").write_text(nothing_page(trace, counts), encoding="utf-8")
             return
-    from broker.report.sections import SECTIONS
+    from broker.report.sections import SECTIONS, wanted
 
-    with bar("report", len(SECTIONS), quiet=not err.is_terminal) as update, inputs.writing("--out", out_dir):
+    total = sum(wanted(key, spot=market is not None) for key, _, _ in SECTIONS)
+    with bar("report", total, quiet=not err.is_terminal) as update, inputs.writing("--out", out_dir):
         report = build_report(config, out_dir, swf=swf, progress=None if update is None else
                               lambda done, total, _title: update(done, total))
     if as_json:

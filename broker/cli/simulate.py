@@ -11,7 +11,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from broker.cli import inputs
+from broker.cli import inputs, spot_options
 from broker.cli.console import out
 from broker.cli.files import read_plan, write_result
 from broker.coh.config import (
@@ -28,12 +28,11 @@ from broker.coh.config import (
 )
 from broker.coh.metrics import RunResult, SpotCohSummary
 from broker.coh.simulate import simulate
-from broker.coh.spot import SpotConfig
 from broker.coh.subsets import MAX_SUBSET_JOBS
 from broker.pricing.book import DEFAULT_PRICE_BOOK
 from broker.pricing.reservations import PlanError, ReservationPlan
-from broker.pricing.spot import NOTICE_S, SpotMarket, load_timeline
-from broker.pricing.spot_offer import PAPER_SPOT_FRACTION, R5_16XLARGE_ON_DEMAND, SpotOffer
+from broker.pricing.spot import NOTICE_S
+from broker.pricing.spot_offer import PAPER_SPOT_FRACTION, R5_16XLARGE_ON_DEMAND
 from heuristics.registry import PAPER_TRIO
 from workloads.requirements import MODELS
 
@@ -94,31 +93,15 @@ def simulate_cmd(
     reservations: Annotated[Path | None, typer.Option(help="Reservation plan (plan-reservations --json output) "
                                                            "for --policy coh-r / coh-onetype.")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite the files of an earlier run in --out.")] = False,
-    spot: Annotated[Path | None, typer.Option(help="A spot market timeline (one zone, ../shared/spot): VMs no "
-                                                   "reservation covers are spot while it is open.")] = None,
-    spot_notice_s: Annotated[float, typer.Option(min=0, max=3600, callback=inputs.finite,
-                                                 help="Seconds from the market's close to a preemption.")
-                             ] = NOTICE_S["aws"],
-    checkpoint_s: Annotated[float | None, typer.Option(callback=inputs.positive, help="A preempted job keeps its "
-                                                       "work to its last multiple of this (s); else it restarts.")
-                            ] = None,
-    restart_overhead_s: Annotated[float, typer.Option(min=0, callback=inputs.finite,
-                                                      help="Seconds added to a job resumed from a checkpoint.")
-                                  ] = 0.0,
-    spot_on_demand_price: Annotated[float, typer.Option(callback=inputs.positive, help="On-demand price ($/h) the "
-                                                        "timeline's spot prices are read against (r5.16xlarge).")
-                                    ] = R5_16XLARGE_ON_DEMAND,
-    spot_fraction: Annotated[float, typer.Option(callback=inputs.positive, help="Spot over on-demand price for a "
-                                                 "timeline without prices (the paper's p3.2xlarge).")
-                             ] = PAPER_SPOT_FRACTION,
-    spot_return: Annotated[bool, typer.Option(help="While the market admits spot, on-demand VMs started for want of "
-                                              "spot take no new jobs (they go once idle).")] = True,
-    spot_max_preemptions: Annotated[int | None, typer.Option(min=1, help="A job preempted this many times runs "
-                                                             "only on VMs that are not spot (default: no limit).")
-                                    ] = None,
-    spot_expected_cost: Annotated[bool, typer.Option(help="Start a VM as spot only when its price plus the hazard "
-                                                     "times the work a preemption would lose is below on demand.")
-                                  ] = True,
+    spot: spot_options.File = None,
+    spot_notice_s: spot_options.Notice = NOTICE_S["aws"],
+    checkpoint_s: spot_options.Checkpoint = None,
+    restart_overhead_s: spot_options.RestartOverhead = 0.0,
+    spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
+    spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
+    spot_return: spot_options.Return = True,
+    spot_max_preemptions: spot_options.MaxPreemptions = None,
+    spot_expected_cost: spot_options.ExpectedCost = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
@@ -131,10 +114,11 @@ def simulate_cmd(
            "paid_scoring": paid_scoring, "ipp_wins_ties": ipp_wins_ties}
     engine = {"tick": tick, "boot_time": boot, "charging": charging, "validate": validate, "capacity": capacity}
     config = configuration(coh, engine, ipp if solver is not None else None, _plan(reservations, policy))
-    spot_config = _spot(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
-                               "restart_overhead_s": restart_overhead_s, "on_demand": spot_on_demand_price,
-                               "fraction": spot_fraction, "spot_return": spot_return,
-                               "max_preemptions": spot_max_preemptions, "expected_cost": spot_expected_cost})
+    spot_cfg = spot_options.spot_config(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
+                                               "restart_overhead_s": restart_overhead_s,
+                                               "on_demand": spot_on_demand_price, "fraction": spot_fraction,
+                                               "spot_return": spot_return, "max_preemptions": spot_max_preemptions,
+                                               "expected_cost": spot_expected_cost})
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)
@@ -153,11 +137,11 @@ def simulate_cmd(
     started = time.perf_counter()
     with inputs.progress("replaying", len(work.jobs)) as recorder:
         result = simulate(work.jobs, book.catalog(), config=config, seed=int(policy_seed.generate_state(1)[0]),
-                          recorder=recorder, book=book, spot=spot_config)
+                          recorder=recorder, book=book, spot=spot_cfg)
     wall = time.perf_counter() - started
     payload = {**_payload(result, work, config, seed, wall), **counts}
-    if spot_config is not None:
-        payload["spot"] = spot_config.to_dict()
+    if spot_cfg is not None:
+        payload["spot"] = spot_cfg.to_dict()
     if out_dir is not None:
         with inputs.writing("--out", out_dir):
             write_result(result, out_dir, fmt=fmt_, summary=payload)
@@ -195,40 +179,6 @@ def _check_solver(policy: str, solver: bool) -> None:
     if solver and spec is not None and not spec.takes_ipp:
         raise typer.BadParameter(f"--solver goes with --policy {', '.join(takes)}; --policy {policy} is one "
                                  "heuristic (the integer program is a member of the portfolio)")
-
-
-#: The spot options a run without ``--spot`` must leave at their defaults.
-SPOT_OPTIONS = {"notice_s": ("--spot-notice-s", NOTICE_S["aws"]), "checkpoint_s": ("--checkpoint-s", None),
-                "restart_overhead_s": ("--restart-overhead-s", 0.0),
-                "on_demand": ("--spot-on-demand-price", R5_16XLARGE_ON_DEMAND),
-                "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION),
-                "spot_return": ("--no-spot-return", True), "max_preemptions": ("--spot-max-preemptions", None),
-                "expected_cost": ("--no-spot-expected-cost", True)}
-
-
-def _spot(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
-    """The spot market of ``--spot`` (read and checked now, before any work) and how jobs restart."""
-    if path is None:
-        changed = [option for key, (option, default) in SPOT_OPTIONS.items() if given[key] != default]
-        if changed:
-            raise typer.BadParameter(f"{', '.join(changed)} go(es) with --spot FILE (a spot market timeline)")
-        return None
-    if given["checkpoint_s"] is None and given["restart_overhead_s"]:
-        raise typer.BadParameter("--restart-overhead-s goes with --checkpoint-s (a job restarted from scratch pays "
-                                 "no overhead)")
-    timeline = load_timeline(path)
-    on_demand = given["on_demand"]
-    market = SpotMarket((timeline,), on_demand=on_demand, spot_price=on_demand * given["fraction"],
-                        notice_s=given["notice_s"])
-    if timeline.prices is None and given["on_demand"] != R5_16XLARGE_ON_DEMAND:
-        raise typer.BadParameter(f"--spot-on-demand-price reads a timeline's prices; {path} has none "
-                                 "(use --spot-fraction)")
-    if timeline.prices is not None and given["fraction"] != PAPER_SPOT_FRACTION:
-        raise typer.BadParameter(f"--spot-fraction is for a timeline without prices; {path} has prices "
-                                 "(use --spot-on-demand-price)")
-    return SpotConfig(SpotOffer.from_market(market), checkpoint_s=given["checkpoint_s"],
-                      restart_overhead_s=given["restart_overhead_s"], spot_return=given["spot_return"],
-                      max_preemptions=given["max_preemptions"], expected_cost=given["expected_cost"])
 
 
 def _plan(path: Path | None, policy: str) -> ReservationPlan | None:

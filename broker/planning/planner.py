@@ -22,6 +22,10 @@ Two ways to cover demand:
 
 Break-even utilization of a reservation is the share of the term its VM must run for the
 reservation to cost what on-demand would: ``UF / ((c_od - c) T)``, heavy ``(UF + c T) / (c_od T)``.
+
+With a spot market (:meth:`Prices.with_market`, :mod:`broker.planning.market`) a VM no reservation
+covers costs the market's expected price ``m`` instead of ``c_od`` (:attr:`TypePrices.unreserved`):
+both covers and the break-even use it, so the plan is the reserved / spot / on-demand mix.
 """
 
 from __future__ import annotations
@@ -57,6 +61,12 @@ class TypePrices:
     capacity: float
     on_demand: float
     offers: tuple[Offer, ...]
+    market: float | None = None
+
+    @property
+    def unreserved(self) -> float:
+        """$/h of a VM no reservation covers: on-demand, or the spot market's expected price when there is one."""
+        return self.on_demand if self.market is None else self.market
 
     def offer(self, option: str) -> Offer | None:
         """The reserved offer of ``option``, if the plan may use it."""
@@ -99,6 +109,13 @@ class Prices:
             raise ConfigError(f"price book {book.name!r} has no instance type(s) {sorted(unknown)}")
         return cls(term_years, tuple(out), book.name)
 
+    def with_market(self, factor: float | None) -> Prices:
+        """Unreserved VMs at ``factor`` x on-demand (a spot market, :mod:`broker.planning.market`); None: on-demand."""
+        if factor is not None and not (math.isfinite(factor) and factor > 0):
+            raise ConfigError(f"a market price factor must be > 0, got {factor!r}")
+        return replace(self, types=tuple(replace(t, market=None if factor is None else factor * t.on_demand)
+                                         for t in self.types))
+
     def scaled(self, factor: float) -> Prices:
         """Reserved prices (upfront and hourly) times ``factor`` (price-ratio sensitivity)."""
         return replace(self, types=tuple(
@@ -112,6 +129,8 @@ class PlanReport:
 
     ``horizon_hours`` is the span of the demand planned on; ``planned_horizon_cost`` what the plan
     costs over it (upfront spread over the term), the figure a replay of the same period checks.
+    ``market_cost`` is, with a spot market, what no reservation at all costs per term (every VM at the
+    market's expected price); ``on_demand_cost`` stays all on-demand.
     """
 
     plan: ReservationPlan
@@ -121,6 +140,7 @@ class PlanReport:
     horizon_hours: float
     lines: list[dict[str, Any]]
     solve: dict[str, Any] = field(default_factory=dict)
+    market_cost: float | None = None
 
     @property
     def savings(self) -> float:
@@ -145,7 +165,7 @@ class PlanReport:
                 "mode": self.mode, "term_years": self.plan.term_years, "lines": self.lines,
                 "horizon": {"hours": self.horizon_hours, "planned_cost": self.planned_horizon_cost,
                             "on_demand_cost": self.on_demand_horizon_cost},
-                "solve": self.solve}
+                "solve": self.solve, **({} if self.market_cost is None else {"market_cost": self.market_cost})}
 
 
 # -- per-type: closed form ----------------------------------------------------------------------
@@ -160,7 +180,7 @@ def usage(levels: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
 
 def _slot_costs(tp: TypePrices, u: np.ndarray, term_h: float) -> tuple[list[str], np.ndarray]:
     """Cost per term of covering each VM slot with each allowed option (columns in COMMITMENT order)."""
-    names, cols = [ON_DEMAND], [tp.on_demand * u * term_h]
+    names, cols = [ON_DEMAND], [tp.unreserved * u * term_h]
     for option in COMMITMENT[1:]:
         o = tp.offer(option)
         if o is not None:
@@ -246,7 +266,7 @@ def cover_cost(level: float, prices: Prices, counts: dict[tuple[str, str], int],
             take = min(left, have) if o is not None else 0
             cost += 0.0 if option == HEAVY else take * (o.hourly if o is not None else 0.0)
             left -= take
-        return cost + left * tp.on_demand
+        return cost + left * tp.unreserved
 
     if patterns is None:
         patterns = cover_patterns(level, [tp.capacity for tp in prices.types])
@@ -313,7 +333,7 @@ def capacity_model(levels: np.ndarray, counts: np.ndarray,
 def _cover_type(m: MipModel, v: int, tp: TypePrices, need: int, hours: float, n_var: dict[tuple[str, str], int],
                 chosen: list[tuple[int, int]], fixed_need: int) -> None:
     """Row ``heavy + running light/medium + on-demand >= the chosen cover's count`` of one type at level v."""
-    idx = [m.add_var(f"o[{v},{tp.name}]", 0, need, cost=hours * tp.on_demand)]
+    idx = [m.add_var(f"o[{v},{tp.name}]", 0, need, cost=hours * tp.unreserved)]
     for o in tp.offers:
         big = n_var[(tp.name, o.option)]
         if o.always_billed:
@@ -406,16 +426,18 @@ def report(demand: Demand, prices: Prices, counts: dict[tuple[str, str], int], *
            solve: dict[str, Any] | None = None) -> PlanReport:
     """Costs and per-option lines of ``counts`` on ``demand``."""
     plan = ReservationPlan(prices.term_years, counts, prices.book)
+    market = any(t.market is not None for t in prices.types)
     return PlanReport(plan=plan, mode=mode, expected_cost=expected_cost(demand, prices, counts, mode=mode),
-                      on_demand_cost=expected_cost(demand, prices, {}, mode=mode), horizon_hours=demand.hours,
-                      lines=_lines(prices, counts), solve=solve or {})
+                      on_demand_cost=expected_cost(demand, prices.with_market(None), {}, mode=mode),
+                      horizon_hours=demand.hours, lines=_lines(prices, counts), solve=solve or {},
+                      market_cost=expected_cost(demand, prices, {}, mode=mode) if market else None)
 
 
 def break_even(tp: TypePrices, offer: Offer, term_h: float) -> float:
-    """Share of the term a reservation's VM must run to match on-demand (module docstring)."""
+    """Share of the term a reservation's VM must run to match on-demand, or the market's price (module docstring)."""
     if offer.always_billed:
-        return (offer.upfront + offer.hourly * term_h) / (tp.on_demand * term_h)
-    saving = tp.on_demand - offer.hourly
+        return (offer.upfront + offer.hourly * term_h) / (tp.unreserved * term_h)
+    saving = tp.unreserved - offer.hourly
     return offer.upfront / (saving * term_h) if saving > 0 else math.inf
 
 
@@ -429,9 +451,12 @@ def _lines(prices: Prices, counts: dict[tuple[str, str], int]) -> list[dict[str,
                     "upfront": o.upfront, "hourly": o.hourly, "upfront_per_hour": o.upfront_per_hour,
                     "effective_hourly_full_use": o.hourly + o.upfront_per_hour, "on_demand_hourly": tp.on_demand,
                     "break_even_utilization": even if math.isfinite(even) else None}
+            if tp.market is not None:
+                line["market_hourly"] = tp.market
             if not math.isfinite(even):
-                line["undefined"] = {"break_even_utilization": "never: the reserved hourly price is not below "
-                                                               "on-demand"}
+                against = "on-demand" if tp.market is None else "the market's expected price"
+                line["undefined"] = {"break_even_utilization": f"never: the reserved hourly price is not below "
+                                                               f"{against}"}
             lines.append(line)
     return lines
 

@@ -28,6 +28,7 @@ SECONDS_PER_JOB: dict[str, float] = {
     "coh_trio": 8e-5,
     "coh_ipp": 2.8e-4,
     "coh_r": 2.5e-4,
+    "coh_spot": 1e-4,
     "leasing_constant": 1.5e-5,
     "leasing_qlearning": 9e-4,
     "cluster_cell": 2.4e-5,

@@ -24,7 +24,7 @@ from broker.hybrid.policies import MAX_NODES
 from broker.report.budget import OVERHEAD_SECONDS, Budget
 from broker.report.model import GENERATED_JOBS, ReportConfig, ReportInput, Section
 from broker.report.page import render
-from broker.report.sections import SECTIONS, WEIGHTS
+from broker.report.sections import SECTIONS, WEIGHTS, wanted
 from broker.report.summary import PRICES, lead
 from workloads.cache import load_trace
 from workloads.errors import CloudbrokerError, ConfigError
@@ -85,8 +85,9 @@ def report_input(config: ReportConfig, out_dir: Path, swf: SwfTrace | None = Non
     if nodes > MAX_NODES:
         raise ConfigError(f"{label}: a site of {nodes:,} nodes, more than {MAX_NODES:,}: give its size with --nodes")
     reading = " --lenient" if config.lenient and arg != TRACE_FILE else " --strict" if config.strict else ""
+    spot_arg = command_path(config.spot.file, out_dir) if config.spot is not None else ""
     return ReportInput(swf.path, swf.frame, swf.header, label, arg, int(nodes), config.seed,
-                       reading=reading)
+                       reading=reading, spot=config.spot, spot_arg=spot_arg)
 
 
 def command_path(trace: str, out_dir: Path) -> str:
@@ -138,10 +139,11 @@ def build_report(config: ReportConfig, out_dir: str | Path, *, progress: Progres
     budget = Budget(config.budget_min * 60.0)
     budget.planned = OVERHEAD_SECONDS  # imports, reading the trace, writing the page: not the sections'
     sections: list[Section] = []
-    weights = [WEIGHTS.get(key, 1.0) for key, _, _ in SECTIONS]
-    for done, (key, title, runner) in enumerate(SECTIONS):
+    runners = [entry for entry in SECTIONS if wanted(entry[0], spot=inp.spot is not None)]
+    weights = [WEIGHTS.get(key, 1.0) for key, _, _ in runners]
+    for done, (key, title, runner) in enumerate(runners):
         if progress is not None:
-            progress(done, len(SECTIONS), title)
+            progress(done, len(runners), title)
         budget.share(weights[done], sum(weights[done:]))
         started = time.perf_counter()
         section = _run(key, title, runner, inp, budget)
@@ -149,7 +151,7 @@ def build_report(config: ReportConfig, out_dir: str | Path, *, progress: Progres
         log.info("section %s: %s in %.1f s", key, section.status, section.seconds)
         sections.append(section)
     if progress is not None:
-        progress(len(SECTIONS), len(SECTIONS), "writing")
+        progress(len(runners), len(runners), "writing")
     budget.start("writing the page, the tables and the figures", 0.0)
     account = {"budget_s": budget.seconds, "planned_s": round(budget.planned, 3), "wall_s": round(budget.spent, 3),
                "skipped": budget.skipped, "parts": budget.parts, "seed": config.seed, "nodes": inp.nodes}

@@ -10,11 +10,25 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from broker.coh.spot import SpotConfig
 from broker.hybrid.policies import MAX_NODES
 from workloads.swf import SwfHeader
 
 #: The jobs of the generated workload a report makes when no trace is given (``simulate``'s default).
 GENERATED_JOBS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class SpotSetting:
+    """The spot market of the report's spot section: the run's :class:`SpotConfig`, its timeline file, its options.
+
+    ``file`` is the timeline as ``--spot`` gave it; ``flags`` the spot options set away from their
+    defaults, as a command line gives them (`` --checkpoint-s 600.0``), for the reproducing command.
+    """
+
+    config: SpotConfig
+    file: str
+    flags: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +38,8 @@ class ReportConfig:
     ``nodes`` is the site's own cluster M (default: the trace header's ``MaxProcs``); ``budget_min``
     the minutes the analyses may take, planned from each part's estimated cost (:mod:`broker.report.budget`);
     ``limit_jobs`` the first N jobs of the trace (by arrival) the report is made on; ``lenient`` and
-    ``strict`` how the trace is read (:func:`workloads.swf.read_swf`), the same in every section.
+    ``strict`` how the trace is read (:func:`workloads.swf.read_swf`), the same in every section;
+    ``spot`` the spot market of the spot section (None: the report has no spot section).
     """
 
     trace: str | None = None
@@ -34,6 +49,7 @@ class ReportConfig:
     limit_jobs: int | None = None
     lenient: bool = False
     strict: bool = False
+    spot: SpotSetting | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.budget_min) and self.budget_min > 0):
@@ -53,7 +69,8 @@ class ReportInput:
     ``path`` is the SWF file (the trace itself, or the generated workload or the trace's first jobs
     written beside the report); ``trace_arg`` the ``--trace`` value of the reproducing commands, relative
     to the report's folder (where they are run) when a file; ``nodes`` the site's M;
-    ``reading`` the options every reproducing command reads the trace with (`` --lenient``, `` --strict``).
+    ``reading`` the options every reproducing command reads the trace with (`` --lenient``, `` --strict``);
+    ``spot`` the spot section's market and ``spot_arg`` its ``--spot`` value, relative to the report's folder.
     """
 
     path: Path
@@ -65,6 +82,8 @@ class ReportInput:
     seed: int
     shared: dict[str, Any] = field(default_factory=dict)
     reading: str = ""
+    spot: SpotSetting | None = None
+    spot_arg: str = ""
 
     @property
     def trace_cli(self) -> str:

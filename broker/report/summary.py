@@ -1,10 +1,10 @@
 """The answer a site operator acts on, at the top of the page: from the sections' numbers, one line each.
 
 What to run on on-demand instances and what it costs against the lower bound; what to reserve and
-what the reservations save replayed; how to run a cluster wholly on the cloud; whether to lease
-beside the site's own cluster; which pool of cores to run; and what each learned policy (Q-learning,
-SARSA, the advisor's predictions) gains or loses against the rule beside it. A section that did
-not run gives no line.
+what the reservations save replayed; what spot VMs save and at what lost work (with ``--spot``);
+how to run a cluster wholly on the cloud; whether to lease beside the site's own cluster; which
+pool of cores to run; and what each learned policy (Q-learning, SARSA, the advisor's predictions)
+gains or loses against the rule beside it. A section that did not run gives no line.
 """
 
 from __future__ import annotations
@@ -70,6 +70,15 @@ def _reservations(n: dict[str, Any]) -> str:
             f"{dollars(n['coh_on_demand_cost'])} on demand ({verdict}).")
 
 
+def _spot(n: dict[str, Any]) -> str:
+    on, off, fraction = n["with_spot"], n["on_demand_only"], n["saving_fraction"]
+    if fraction is None or fraction <= 0:
+        return f"stay on demand: CoH with spot on {n['market']['market']} saves nothing here."
+    return (f"CoH with spot on {n['market']['market']} costs {dollars(on['cost'])} against {dollars(off['cost'])} "
+            f"({fraction:.1%} saved), losing {hours(on['lost_s'])} of runs to {on['preemptions']:,} preemptions; "
+            f"mean wait {hours(on['wait_mean_s'])} against {hours(off['wait_mean_s'])}.")
+
+
 def _cluster(n: dict[str, Any]) -> str:
     r = n["recommended"]
     return (f"{r['family']} ({r['settings'] or 'its defaults'}): {dollars(r['cost'])} with "
@@ -119,6 +128,7 @@ def _advisor(n: dict[str, Any]) -> str:
 _LINES: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
     ("coh", "Policy", _coh),
     ("reservations", "Reserve", _reservations),
+    ("spot", "Spot", _spot),
     ("cluster", "A cluster on the cloud", _cluster),
     ("leasing", "Leasing", _leasing),
     ("elastic", "A pool of cores", _elastic),

@@ -2,7 +2,8 @@
 
 Each run is the one ``cloudbroker simulate`` makes with the same trace and seed (the same job view
 and policy seed, :func:`cli_seeds`), so every number comes with the command that reproduces it.
-The CoH replay's demand (VMs billed per hour and type) is left for the reservation section.
+The CoH replay's demand (VMs billed per hour and type) is left for the reservation section, and the
+replay itself for the spot section, which sets it against the same replay with spot VMs.
 """
 
 from __future__ import annotations
@@ -48,30 +49,37 @@ def broker_jobs(inp: ReportInput) -> JobTable:
     return jobs
 
 
-def cost(m: int, *, ipp: bool = True) -> float:
-    """Estimated seconds of the section's parts on ``m`` jobs, CoH-R's replay of the reservation section included."""
+def cost(m: int, *, ipp: bool = True, spot: bool = False) -> float:
+    """Estimated seconds of the section's parts on ``m`` jobs, with CoH-R's replay of the reservation section.
+
+    With ``spot`` also CoH's replay with spot VMs of the spot section.
+    """
     return (estimate("coh_trio", m) + (estimate("coh_ipp", m) if ipp else 0.0)
-            + estimate("coh_heuristic", m, runs=len(PAPER_TRIO)) + estimate("coh_r", m))
+            + estimate("coh_heuristic", m, runs=len(PAPER_TRIO)) + estimate("coh_r", m)
+            + (estimate("coh_spot", m) if spot else 0.0))
 
 
 def run(inp: ReportInput, budget: Budget) -> Section:
     """The CoH section: each heuristic of the trio alone, CoH over them, and CoH with its integer program.
 
-    Its share of the budget also holds CoH-R's replay in the reservation section, on the same jobs.
+    Its share of the budget also holds CoH-R's replay in the reservation section and, with a spot market,
+    CoH's replay with spot VMs in the spot section, on the same jobs.
     """
     section = Section("coh", "CoH on on-demand instances")
     every = broker_jobs(inp)
     if not len(every):
         section.status, section.why = "not applicable", "no job of the trace is left to run"
         return section
-    least = min(LEAST_JOBS, len(every))
-    with_ipp, share = cost(least) <= budget.share_left, budget.share_left
-    n = budget.slice("CoH on on-demand instances", lambda m: cost(m, ipp=with_ipp), len(every), least=LEAST_JOBS)
+    least, spot = min(LEAST_JOBS, len(every)), inp.spot is not None
+    with_ipp, share = cost(least, spot=spot) <= budget.share_left, budget.share_left
+    n = budget.slice("CoH on on-demand instances", lambda m: cost(m, ipp=with_ipp, spot=spot), len(every),
+                     least=LEAST_JOBS)
     if n is None:
         section.status, section.why = "skipped", budget.skipped[-1]
         return section
     if not with_ipp:
-        section.skipped_parts.append(f"CoH's integer program: needs about {in_seconds(cost(least))} with the rest on "
+        section.skipped_parts.append(f"CoH's integer program: needs about {in_seconds(cost(least, spot=spot))} with "
+                                     f"the rest on "
                                      f"{least:,} jobs, {in_seconds(share)} of the budget left")
     jobs = every.head(n)
     inp.shared["coh_jobs_run"] = n
@@ -87,6 +95,7 @@ def run(inp: ReportInput, budget: Budget) -> Section:
                                    source=inp.label)
     rows.append(_row("CoH (trio)", result))
     inp.shared["coh_demand"] = inp.shared["coh_trio_demand"] = (demand, result.summary.cost, None)
+    inp.shared["coh_trio_result"] = result
     section.commands.append(("CoH (trio)", f"{simulate_cmd} --policy coh"))
     if with_ipp:
         budget.start("CoH with its integer program (CP-SAT)", estimate("coh_ipp", n))

@@ -301,17 +301,20 @@ def test_a_small_evaluation_reports_its_window_settings_and_sums() -> None:
     got = evaluate(frame, [speed], protocol=Protocol(count="jobs", tune=6, skip=15, evaluate=20), k=3, width=0.2,
                    promises=True)
     table = got.jobs
-    assert list(table.columns) == ["job_id", "wait_s", "run_s", "wait_pred_s", "run_pred_s", "wait_std_s",
-                                   "cloud[linear:0.5]", "promised_wait_s"]
+    assert list(table.columns) == ["job_id", "wait_s", "run_s", "cancelled", "wait_pred_s", "run_pred_s",
+                                   "wait_std_s", "cloud[linear:0.5]", "promised_wait_s"]
+    assert not table["cancelled"].any()  # a frame without the column: every job ran
     assert table.index.tolist() == list(range(20)) and table["job_id"].tolist() == list(range(1015, 1035))
     assert table["promised_wait_s"].tolist() == (frame["wait_s"].iloc[15:35] + 10.0).tolist()
     settings = dict(got.settings)
     assert settings.pop("rmse_wait_promises_alone_s") == 10.0
     used = settings.pop("cutoff_used")
     assert ("cutoff_not_used" in settings) is not used and settings.pop("cutoff_not_used", "") != "--no-cutoff"
+    assert settings.pop("rmse_wait_ran_s") == got.rmse_wait_s  # every job ran
     assert settings == {"model": "knn", "weights": "correlation", "k": 3, "width": 0.2, "promises": True, "tune": 6,
                         "skip": 15, "evaluate": 20, "count": "jobs", "label": "log", "memory": None,
-                        "tuning_jobs": 6, "evaluated_jobs": 20}
+                        "tuning_jobs": 6, "evaluated_jobs": 20, "cancelled_evaluated": 0, "placed_jobs": 20,
+                        "wait_scored": 20, "run_scored": 20}
     assert got.rmse_wait_s == _rmse(table["wait_pred_s"].to_numpy(), table["wait_s"].to_numpy())
     assert got.rmse_run_s == _rmse(table["run_pred_s"].to_numpy(), table["run_s"].to_numpy())
     outcome, sent = _scenario(speed, got.cutoff, frame["requested_procs"].to_numpy()[15:35], table["wait_s"].to_numpy(),
@@ -550,3 +553,89 @@ def test_a_replay_wait_is_known_only_once_the_job_started_in_the_replay() -> Non
     frame = _steady_frame().assign(replay_wait_s=1000.0)
     got = evaluate(frame, [LinearSpeed(0.0)], protocol=SMALL, k=3, cutoff=False, label="replay")
     assert got.jobs["wait_pred_s"].tolist() == [0.0] * 6 and got.rmse_wait_s == pytest.approx(1000.0)
+
+
+# --- entries cancelled while queued: scored for the wait, no run time, no placement -----------------------------------
+
+
+def _with_cancelled(rows: list[int], wait: float = 500.0, n: int = 12) -> pd.DataFrame:
+    """:func:`_steady_frame` whose ``rows`` were cancelled after waiting ``wait`` s (no run time, never known)."""
+    frame = _steady_frame(n).assign(cancelled=False)
+    frame.loc[rows, ["cancelled", "wait_s", "run_s", "run_known_at"]] = [True, wait, np.nan, np.inf]
+    frame.loc[rows, "wait_known_at"] = frame.loc[rows, "submit_s"] + wait
+    return frame
+
+
+def test_a_cancelled_entry_is_scored_for_its_wait_and_takes_no_run_time_nor_placement() -> None:
+    # rows 4..11 evaluated; row 6 (submitted at 600) is cancelled at 1,100 after waiting 500 s, row 2 in the tuning
+    frame = _with_cancelled([2, 6])
+    got = evaluate(frame, [LinearSpeed(0.0)], protocol=Protocol(count="jobs", tune=4, skip=4, evaluate=8), k=20,
+                   width=100.0, cutoff=False)
+    table = got.jobs
+    assert table["cancelled"].tolist() == [False, False, True] + [False] * 5
+    # rows 4..10 know only 50 s waits (row 2's 500 s is known at 700 but weighs 1/8 or less below); row 11,
+    # submitted at the cancellation, learns row 6's 500 s too
+    assert table["wait_pred_s"].iloc[:3].tolist() == pytest.approx([50.0] * 3, rel=1e-12)
+    assert table["wait_pred_s"].iat[7] > table["wait_pred_s"].iat[6]
+    assert table["run_pred_s"].tolist() == pytest.approx([30.0] * 8, rel=1e-12)  # a NaN run time is never learned
+    errors = (table["wait_pred_s"] - table["wait_s"]).to_numpy()
+    assert got.rmse_wait_s == pytest.approx(np.sqrt(np.mean(errors ** 2)), rel=1e-12)  # row 6's 450 s error in it
+    ran = ~table["cancelled"].to_numpy()
+    assert got.settings["rmse_wait_ran_s"] == pytest.approx(np.sqrt(np.mean(errors[ran] ** 2)), rel=1e-12)
+    assert got.rmse_run_s == pytest.approx(0.0, abs=1e-9)
+    assert {k: got.settings[k] for k in ("evaluated_jobs", "cancelled_evaluated", "placed_jobs", "wait_scored",
+                                         "run_scored")} == {"evaluated_jobs": 8, "cancelled_evaluated": 1,
+                                                            "placed_jobs": 7, "wait_scored": 8, "run_scored": 7}
+    # at o = 0 every job that ran saves its 50 s wait; the cancelled one is neither sent nor kept, nor the oracle's
+    (s,) = got.scenarios
+    assert (s.jobs_to_cloud, s.jobs_local, s.oracle_jobs_to_cloud) == (7, 0, 7)
+    assert (s.saved_time_s, s.no_cutoff_saved_time_s, s.oracle_saved_time_s) == (350.0, 350.0, 350.0)
+    assert table["cloud[linear:0]"].tolist() == ran.tolist()
+
+
+def test_a_cancelled_tuning_entry_is_no_cutoff_point() -> None:
+    # tuning rows 0..3: row 0 knows nothing and row 1 one wait (no variance), so at o = 0 only rows 2 and 3 are
+    # sent, two hits; cancelled, they take no decision and the cutoff has no point at all
+    speeds, protocol = [LinearSpeed(0.0), LinearSpeed(1.0)], Protocol(count="jobs", tune=4, skip=4, evaluate=8)
+    ran = evaluate(_steady_frame(12).assign(cancelled=False), speeds, protocol=protocol, k=20, width=100.0)
+    assert ran.cutoff_points["scenario"].tolist() == ["linear:0", "linear:0"] and ran.cutoff_points["hit"].all()
+    gone = evaluate(_with_cancelled([2, 3]), speeds, protocol=protocol, k=20, width=100.0)
+    assert gone.cutoff_points.empty and "no cutoff" in gone.settings["cutoff_not_used"]
+
+
+def test_the_replay_label_scores_no_cancelled_entry_and_refuses_a_missing_replay_wait_of_one_that_ran() -> None:
+    frame = _with_cancelled([6])
+    waited = np.where(frame["cancelled"], np.nan, 40.0)
+    got = evaluate(frame.assign(replay_wait_s=waited), [LinearSpeed(0.0)], label="replay", cutoff=False, k=20,
+                   width=100.0, protocol=Protocol(count="jobs", tune=4, skip=4, evaluate=8))
+    assert got.settings["wait_scored"] == 7 and got.rmse_wait_s == pytest.approx(0.0, abs=1e-9)
+    assert got.scenarios[0].oracle_saved_time_s == 7 * 40.0
+    waited[7] = np.nan
+    with pytest.raises(ConfigError, match="row 7 has none"):
+        evaluate(frame.assign(replay_wait_s=waited), [LinearSpeed(0.0)], label="replay",
+                 protocol=Protocol(count="jobs", tune=4, skip=4, evaluate=8))
+
+
+def test_dropping_cancelled_entries_gives_the_figures_of_before_and_keeping_them_moves_no_oracle() -> None:
+    # SDSC-SP2's first 3,000 entries, tune 200, skip 1,500, evaluate 1,500 (61 of them cancelled while queued).
+    # Recorded from main at 8610a03, before cancelled entries could be kept (the same call, no cancelled option)
+    before = {"wait": 29744.927417828207, "run": 12716.923623309787, "jobs": 1439,
+              "scenarios": [[587, 2359687.6, 587, 2359687.6, 506, 5578678.3],
+                            [0, 0.0, 150, -4596770.0, 131, 2060623.0]]}
+    trace = read_swf(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")).frame.iloc[:3000]
+    speeds, protocol = [LinearSpeed(0.1), LinearSpeed(1.0)], Protocol(tune=200, skip=1500, evaluate=1500)
+    got = {}
+    for cancelled in ("drop", "keep"):
+        frame, _ = submission_features(trace, max_procs=128, cancelled=cancelled)
+        got[cancelled] = evaluate(frame, speeds, protocol=protocol, k=20)
+    drop, keep = got["drop"], got["keep"]
+    assert (drop.rmse_wait_s, drop.rmse_run_s) == pytest.approx((before["wait"], before["run"]), rel=1e-9)
+    assert len(drop.jobs) == before["jobs"]
+    assert [[s.jobs_to_cloud, s.saved_time_s, s.no_cutoff_jobs_to_cloud, s.no_cutoff_saved_time_s,
+             s.oracle_jobs_to_cloud, s.oracle_saved_time_s] for s in drop.scenarios] == [
+                 pytest.approx(row, rel=1e-9) for row in before["scenarios"]]
+    assert (len(keep.jobs), keep.settings["cancelled_evaluated"], keep.settings["placed_jobs"]) == (1500, 61, 1439)
+    assert keep.rmse_wait_s != keep.settings["rmse_wait_ran_s"]  # the cancelled entries' waits are scored
+    for k_, d_ in zip(keep.scenarios, drop.scenarios, strict=True):  # the oracle needs no prediction: same jobs
+        assert (k_.oracle_jobs_to_cloud, k_.oracle_saved_time_s) == (d_.oracle_jobs_to_cloud, d_.oracle_saved_time_s)
+        assert k_.jobs_to_cloud + k_.jobs_local == 1439

@@ -194,8 +194,8 @@ def test_integer_ids_and_float_numbers_whatever_the_traces_column_types(tmp_path
     trace, frame, _ = _features(tmp_path, PROCS_LINES, 16)  # every kept job has a requested time
     assert frame["job_id"].dtype == np.int64 and all(frame[c].dtype == np.int64
                                                       for c in ("entry", "user", "group", "queue"))
-    floats = [c for c in frame.columns if c not in ("job_id", "entry", "user", "group", "queue")]
-    assert [frame[c].dtype for c in floats] == [np.float64] * len(floats)
+    floats = [c for c in frame.columns if c not in ("job_id", "entry", "user", "group", "queue", "cancelled")]
+    assert [frame[c].dtype for c in floats] == [np.float64] * len(floats) and frame["cancelled"].dtype == bool
     # the same trace in plain float columns (NaN for unknown) gives the same frame, types included
     again, _ = submission_features(trace.astype("float64"), max_procs=16)
     pd.testing.assert_frame_equal(again, frame)
@@ -210,3 +210,61 @@ def test_each_row_keeps_its_entry_in_the_file_and_the_file_its_count(tmp_path: P
     frame, report = submission_features(read_swf(path).frame, max_procs=4)
     assert frame["job_id"].tolist() == [1, 3, 4] and frame["entry"].tolist() == [0, 3, 2]
     assert frame.attrs["entries"] == 4 and report.removed["wait time unknown"] == 1
+
+
+# --- entries cancelled while queued: run time unknown, wait known -------------------------------------------------
+
+# job submit wait run alloc . . req_procs req_time . status user group . queue . . .
+CANCELLED_LINES = [
+    "1   0  0 100 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1",  # the whole machine 0..100
+    "2  10 50  -1 -1 -1 -1 2 30 -1 5 2 1 -1 1 -1 -1 -1",  # cancelled at 60, never ran
+    "3  20 80  10 1 -1 -1 1  10 -1 1 1 1 -1 1 -1 -1 -1",  # 100..110
+    "4  60 40  10 1 -1 -1 1  10 -1 1 1 1 -1 1 -1 -1 -1",  # submitted at job 2's cancellation: 100..110
+    "5 105  0  10 1 -1 -1 1  10 -1 1 1 1 -1 1 -1 -1 -1",  # 105..115: jobs 3 and 4 run, job 2 does not
+    "6 110 -1  -1 1 -1 -1 1  10 -1 5 1 1 -1 1 -1 -1 -1",  # neither wait nor run time: removed either way
+]
+
+
+def test_a_job_cancelled_while_queued_counts_in_the_queue_until_its_cancellation_and_never_runs(
+        tmp_path: Path) -> None:
+    _, frame, report = _features(tmp_path, CANCELLED_LINES, 4, cancelled="keep")
+    assert frame["job_id"].tolist() == [1, 2, 3, 4, 5] and frame["cancelled"].tolist() == [0, 1, 0, 0, 0]
+    # job 3 sees job 2 waiting (2 processors x its 30 s request); job 4, submitted at the cancellation, does not
+    assert frame["queue_size"].tolist() == [0, 0, 1, 1, 0]
+    assert frame["queued_work"].tolist() == [0, 0, 60, 10, 0]
+    assert frame["remaining_work"].tolist() == [0, 360, 320, 160, 10]  # job 1's 4 x (100 - t); jobs 3, 4: 5 s each
+    assert frame["free_procs"].tolist() == [4, 0, 0, 0, 2]  # job 2 never holds its 2 processors
+    assert (report.kept, report.removed["wait time unknown"], report.removed["run time unknown"]) == (5, 1, 0)
+    assert report.kept_flagged["cancelled while queued (run time unknown: wait scored, no placement)"] == 1
+
+
+def test_a_cancelled_jobs_wait_is_a_label_known_at_its_cancellation_and_its_run_time_never(tmp_path: Path) -> None:
+    _, frame, _ = _features(tmp_path, CANCELLED_LINES, 4, cancelled="keep")
+    assert frame["wait_s"].iat[1] == 50 and np.isnan(frame["run_s"].iat[1])
+    assert frame["wait_known_at"].iat[1] == 60 and frame["run_known_at"].iat[1] == np.inf
+    assert known(frame, 3, "wait_s").tolist() == [True, True, False, False, False]  # job 4 at 60 knows job 2's wait
+    assert known(frame, 2, "wait_s").tolist() == [True, False, False, False, False]
+    assert known(frame, 4, "run_s").tolist() == [True, False, False, False, False]  # job 2's run time: never
+
+
+def test_dropping_the_cancelled_jobs_is_the_replay_of_the_trace_without_them(tmp_path: Path) -> None:
+    trace, frame, report = _features(tmp_path, CANCELLED_LINES, 4, cancelled="drop")
+    assert frame["job_id"].tolist() == [1, 3, 4, 5] and not frame["cancelled"].any()
+    assert frame["queue_size"].tolist() == [0, 0, 1, 0] and frame["queued_work"].tolist() == [0, 0, 10, 0]
+    assert report.removed["run time unknown"] == 1 and len(report.kept_flagged) == 1
+    with pytest.raises(ConfigError, match="cancelled must be one of keep, drop"):
+        submission_features(trace, max_procs=4, cancelled="ignore")
+
+
+def test_keeping_cancelled_jobs_matches_a_brute_force_count_on_sdsc_sp2() -> None:
+    trace = read_swf(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")).frame.iloc[:2000]
+    frame, _ = submission_features(trace, max_procs=128, cancelled="keep")
+    gone = frame["cancelled"].to_numpy()
+    held = frame["job_id"].map(trace.set_index("job_id")["allocated_procs"]).to_numpy(dtype=np.float64)
+    held = np.where(held > 0, held, frame["requested_procs"].to_numpy())
+    # the definition: a cancelled job waits until its cancellation and is never on the machine
+    expected = brute_force(frame.assign(run_known_at=np.where(gone, frame["wait_known_at"], frame["run_known_at"])),
+                           held, 128)
+    for name, values in expected.items():
+        np.testing.assert_array_equal(frame[name].to_numpy(), values, err_msg=name)
+    assert gone.sum() > 50 and (frame["queue_size"] > 5).mean() > 0.1  # many cancelled jobs in a busy stretch

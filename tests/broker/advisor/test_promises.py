@@ -151,3 +151,16 @@ def test_the_replay_label_replaces_the_wait_and_when_it_became_known():
     assert got["wait_known_at"].tolist()[0] == 30.0 and got["log_wait_s"].tolist() == [5.0, 6.0]
     with pytest.raises(promises.ConfigError, match="replay_wait_s"):
         promises.with_replay_label(frame.drop(columns=promises.REPLAY_WAIT))
+
+
+def test_a_job_cancelled_while_queued_has_no_promise_and_leaves_the_others_promises_as_they_were() -> None:
+    # job 13 (run time unknown: cancelled at once) is not in the conservative replay: HAND's promises stand
+    from broker.advisor.promises import PROMISE, REPLAY_WAIT, with_promises
+
+    trace = _trace([*HAND, (13, 5, -1, 2, 100)])
+    frame = pd.DataFrame({"x": [1, 2, 3, 4], "cancelled": [False, True, False, False]})  # in submission order
+    got = with_promises(frame, trace, 2, 4)
+    assert got[PROMISE].tolist()[::2] == [0.0, 90.0] and got[PROMISE].iat[3] == 130.0
+    assert np.isnan(got[PROMISE].iat[1]) and np.isnan(got[REPLAY_WAIT].iat[1])
+    with pytest.raises(ValueError, match="the frame has 3 rows where the trace replays 4 jobs"):
+        with_promises(frame.iloc[:3], trace, 2, 3)

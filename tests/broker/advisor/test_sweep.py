@@ -154,7 +154,7 @@ def test_a_worker_builds_a_traces_frames_once() -> None:
     assert len(FRAMES) == 2  # the features, and the features with promises
     kept = trace_frame(KTH, 3000)
     assert advise_cell(config, 0) == first and len(FRAMES) == 2 and trace_frame(KTH, 3000) is kept
-    FRAMES.get(("features", KTH, False), lambda: pytest.fail("the features were not kept"))
+    FRAMES.get(("features", KTH, False, "drop"), lambda: pytest.fail("the features were not kept"))
 
 
 # --- Advisor sweeps without a real trace: table speeds, option bounds, what a cell hands on, the tidy table -------
@@ -236,8 +236,9 @@ class _Recorded:
 def recorded(monkeypatch) -> tuple[list, list]:
     frames: list = []
 
-    def frame_of(trace: str, promise_rows: int | None = None, lenient: bool = False) -> str:
-        frames.append((trace, promise_rows, *(("lenient",) if lenient else ())))
+    def frame_of(trace: str, promise_rows: int | None = None, lenient: bool = False, cancelled: str = "drop") -> str:
+        frames.append((trace, promise_rows, *(("lenient",) if lenient else ()),
+                       *((f"cancelled {cancelled}",) if cancelled != "drop" else ())))
         return f"frame of {trace}"
 
     _Recorded.calls = []
@@ -280,6 +281,17 @@ def test_a_lenient_cell_reads_its_trace_leniently(recorded) -> None:
     frames, _ = recorded
     sweep.advise_cell({**CELL, "lenient": True}, 11)
     assert frames == [("t.swf", None, "lenient")]
+
+
+def test_a_cell_keeping_cancelled_entries_reads_its_trace_with_them_and_one_without_the_key_drops_them(
+        recorded) -> None:
+    frames, _ = recorded
+    sweep.advise_cell({**CELL, "cancelled": "keep"}, 11)
+    sweep.advise_cell(CELL, 11)
+    assert frames == [("t.swf", None, "cancelled keep"), ("t.swf", None)]
+    assert configs("t.swf", cancelled="keep")[0]["cancelled"] == "keep" and "cancelled" not in configs("t.swf")[0]
+    with pytest.raises(ConfigError, match="cancelled must be one of keep, drop"):
+        configs("t.swf", cancelled="all")
 
 
 def test_a_cell_stored_before_the_search_budget_existed_searches_20_generations(recorded) -> None:
@@ -334,7 +346,8 @@ def test_a_trace_without_maxprocs_is_read_on_a_machine_of_its_widest_job(frames,
 
 COLUMNS = ["options", "trace", "model", "promises", "weights", "k", "width", "cutoff", "label", "tune", "skip",
            "evaluate", "count", "seed", "rmse_wait_s", "rmse_run_s", "rmse_wait_promises_alone_s", "cutoff_used",
-           "log_alpha", "beta", "s_max", "scenario", "s", "jobs_to_cloud", "jobs_local", "saved_time_s",
+           "rmse_wait_ran_s", "evaluated_jobs", "cancelled_evaluated", "log_alpha", "beta", "s_max", "scenario", "s",
+           "jobs_to_cloud", "jobs_local", "saved_time_s",
            "no_cutoff_jobs_to_cloud", "no_cutoff_saved_time_s", "oracle_jobs_to_cloud", "oracle_saved_time_s"]
 
 

@@ -21,6 +21,7 @@ def test_advise_reports_the_advisor_against_the_oracle_and_writes_its_decisions(
     out = json.loads(run.out)
     assert out["jobs_to_cloud"] + out["jobs_local"] == 1000 and out["oracle_saved_time_s"] >= out["saved_time_s"]
     assert out["rmse_wait_s"] > 0 and out["rmse_run_s"] > 0 and out["jobs_in"] == 28_476
+    assert (out["cancelled"], out["cancelled_evaluated"], out["placed_jobs"]) == ("keep", 0, 1000)  # KTH has none
     assert [s["name"] for s in out["scenarios"]] == ["linear:0.05"]
     jobs = pd.read_csv(tmp_path / "o" / "jobs.csv")
     assert len(jobs) == 1000 and int(jobs["cloud[linear:0.05]"].sum()) == out["jobs_to_cloud"]
@@ -48,6 +49,7 @@ def test_advise_refuses_in_one_line(tmp_path: Path) -> None:
                         (("--speed", f"table:{tmp_path / 'none.csv'}"), "none.csv"),
                         (("--label", "sim"), "--label must be log or replay"),
                         (("--count", "lines"), "--count must be entries or jobs"),
+                        (("--cancelled", "ignore"), "--cancelled must be keep or drop"),
                         (("--memory", "0"), "--memory"),
                         (("--skip", "28000", "--evaluate", "477"), "the trace has 28,476 entries; the protocol needs "
                                                                    "skip + evaluate = 28,477")]:
@@ -138,6 +140,7 @@ def test_advise_sweep_writes_its_table_store_and_figure_and_resumes(tmp_path: Pa
     (("--tune", "600", "--skip", "500"), "--tune 600 must not exceed --skip 500"),
     (("--skip", "30000"), "needs skip + evaluate = 40,000"),
     (("--backend", "spark"), "--backend must be one of loky, dask, ray"),
+    (("--cancelled", "all"), "--cancelled must be keep or drop"),
     (("--scheduler", "tcp://127.0.0.1:1"), "--scheduler is for the dask and ray backends"),
     (("--out", "taken"), "--out taken: a file is there"),
     (("--trace", "nope.swf"), "nope.swf"),

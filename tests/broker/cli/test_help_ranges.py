@@ -43,14 +43,20 @@ JOINT = {("simulate", "--ipp-max-jobs"): ("--ipp-chunk-jobs", "0"),  # a chunk i
          ("elastic sweep", "--max-cores"): ("--min-cores", "1", "--cores", "1"),
          # a job's deadline lies after its work
          ("spot", "--work-h"): ("--deadline-h", "175200"), ("spot", "--deadline-h"): ("--work-h", "1e-12"),
-         # the spot options of simulate go with a market (and the restart overhead with a checkpoint)
+         # the spot options of simulate, plan-reservations and report go with a market (the restart overhead with a
+         # checkpoint)
          ("simulate", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
          ("simulate", "--spot-max-preemptions"): ("--spot", str(R5_TRACE)),
-         ("simulate", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60")}
+         ("simulate", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60"),
+         ("plan-reservations", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
+         ("plan-reservations", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60"),
+         ("report", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
+         ("report", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60")}
 #: Bounds a value cannot reach on any trace, with why (the refusal is then the data's, not the option's).
 UNREACHABLE = {("elastic", "--first-day", "high"): "no trace has a job a thousand years after its first",
                ("elastic sweep", "--first-day", "high"): "no trace has a job a thousand years after its first"}
-WORK = ("broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.leasing.run_leasing",
+WORK = ("broker.cli.simulate.simulate", "broker.cli.plan.replay_demand", "broker.cli.plan.replay_mix",
+        "broker.cli.leasing.run_leasing",
         "broker.cli.leasing.run_constant", "broker.cli.cluster.simulate_cluster", "broker.cli.backends.sweep",
         "broker.sweep.run_sweep", "broker.cli.elastic.run_elastic", "broker.advisor.evaluate.evaluate",
         "broker.report.build_report", "broker.cli.spot.on_demand_cost",

@@ -273,7 +273,7 @@ NOTHING = [("simulate", "empty.swf", 0, {}), ("simulate", "filtered.swf", 3, {"r
            ("cluster", "filtered.swf", 3, {"run time unknown or < 0": 3}),
            ("elastic", "filtered.swf", 3, {"run time unknown or < 0": 3}),
            ("elastic sweep", "filtered.swf", 3, {"run time unknown or < 0": 3}),
-           ("advise", "filtered.swf", 3, {"run time unknown": 3})]
+           ("advise --cancelled drop", "filtered.swf", 3, {"run time unknown": 3})]
 
 
 @pytest.mark.parametrize(("command", "name", "read", "removed"), NOTHING, ids=[f"{c} {n}" for c, n, *_ in NOTHING])
@@ -285,6 +285,15 @@ def test_a_trace_with_no_job_left_is_a_result_with_its_counts_not_a_refusal(
     payload = json.loads(run.out)
     assert (payload["jobs"], payload["jobs_in"], payload["jobs_kept"], payload["jobs_removed"]) == (0, read, 0, removed)
     assert payload["nothing_to_run"].startswith("no job left to run")
+
+
+def test_advise_on_entries_all_cancelled_while_queued_keeps_and_counts_them_but_has_nothing_to_place(
+        workdir: Path) -> None:
+    run = cloudbroker("advise", "--trace", "filtered.swf", "--json")  # each of its 3 jobs: run time -1, wait 0
+    assert run.code == 0 and "no job left to run: 3 job(s) read" in run.err, run
+    payload = json.loads(run.out)
+    assert (payload["jobs"], payload["jobs_kept"]) == (0, 3) and not any(payload["jobs_removed"].values())
+    assert payload["jobs_flagged"]["cancelled while queued (run time unknown: wait scored, no placement)"] == 3
 
 
 @pytest.mark.parametrize("command", ["simulate", "cluster", "leasing --policy constant:1", "elastic",

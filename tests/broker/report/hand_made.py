@@ -54,7 +54,7 @@ def fresh(inp: ReportInput) -> ReportInput:
 
 def est(part: str, n: float, runs: int = 1) -> float:
     """The estimate by hand: SECONDS_PER_JOB as the module's table gives it, 0.05 s fixed per run."""
-    per_job = {"coh_trio": 8e-5, "coh_ipp": 2.8e-4, "coh_heuristic": 4.5e-5, "coh_r": 2.5e-4,
+    per_job = {"coh_trio": 8e-5, "coh_ipp": 2.8e-4, "coh_heuristic": 4.5e-5, "coh_r": 2.5e-4, "coh_spot": 1e-4,
                "leasing_constant": 1.5e-5, "leasing_qlearning": 9e-4, "advisor": 9e-4, "elastic_rule": 6e-5,
                "elastic_sarsa": 4e-4, "cluster_cell": 2.4e-5}[part]
     return runs * (0.05 + per_job * n + (1.4e-8 * n ** 2 if part == "elastic_sarsa" else 0.0))
