@@ -2,10 +2,10 @@
 
 ``--spot FILE`` reads one zone's timeline (``../shared/spot``); ``--spot-notice-s``,
 ``--checkpoint-s``, ``--restart-overhead-s``, ``--spot-on-demand-price`` and ``--spot-fraction``
-set the market and how a preempted job restarts (``docs/worlds/coh-spot.md``); ``simulate`` also
-takes the spot rules (``--spot-return``, ``--spot-max-preemptions``, ``--spot-expected-cost``); a
-command that does not declare them (``report``, ``plan-reservations``) runs with their defaults, so
-its replays stay ``simulate``'s. Every check runs when :func:`spot_config` is called, before any
+set the market and how a preempted job restarts (``docs/worlds/coh-spot.md``); ``simulate``,
+``report`` and ``plan-reservations`` also take the spot rules (``--spot-return``, ``--spot-max-preemptions``,
+``--spot-expected-cost``); a caller that leaves them out of ``given`` gets their defaults, so its
+runs stay ``simulate``'s. Every check runs when :func:`spot_config` is called, before any
 work.
 """
 
