@@ -108,7 +108,8 @@ class SpotCohWorld(CohWorld):
     max_preemptions : int, optional
         Place a job preempted this many times only on VMs that are not spot (default: no limit).
     expected_cost : bool
-        Start a VM as spot only when its expected cost per hour is below the on-demand price.
+        Place a job on spot only when spot's expected cost per hour, its lost work included, is below
+        the on-demand price (module docstring).
     **world
         The other keywords of :class:`~broker.coh.world.CohWorld` (``lookahead``, ``recorder``, ...).
     """
@@ -121,7 +122,7 @@ class SpotCohWorld(CohWorld):
         self.offer, self.checkpoint_s, self.restart_overhead_s = offer, checkpoint_s, restart_overhead_s
         self.spot_return, self.max_preemptions, self.expected_cost = spot_return, max_preemptions, expected_cost
         self._fallback: dict[int, int] = {}  # vm id -> slot of the on-demand VMs started for want of spot
-        self._on_demand_pass = False  # this decision places jobs preempted max_preemptions times
+        self._on_demand_pass = False  # this decision places the on-demand jobs of its tick
         self._later: np.ndarray | None = None  # the other jobs of this tick, placed after them
         self._carry: list[int] = []  # the on-demand pass's jobs left waiting
         self._why = ""  # why the VM being started is spot or on demand (a key of started)
