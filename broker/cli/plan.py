@@ -65,6 +65,9 @@ def plan_reservations_cmd(
     restart_overhead_s: spot_options.RestartOverhead = 0.0,
     spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
     spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
+    spot_return: spot_options.Return = True,
+    spot_max_preemptions: spot_options.MaxPreemptions = None,
+    spot_expected_cost: spot_options.ExpectedCost = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Plan reserved-instance purchases from a trace's CoH replay or a demand file (CoH formula 6).
@@ -76,7 +79,9 @@ def plan_reservations_cmd(
         raise typer.BadParameter("give --trace or --demand, not both")
     market = spot_options.spot_config(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
                                              "restart_overhead_s": restart_overhead_s,
-                                             "on_demand": spot_on_demand_price, "fraction": spot_fraction})
+                                             "on_demand": spot_on_demand_price, "fraction": spot_fraction,
+                                             "spot_return": spot_return, "max_preemptions": spot_max_preemptions,
+                                             "expected_cost": spot_expected_cost})
     if market is not None and demand_file is not None:
         raise typer.BadParameter("--spot goes with --trace or the generated workload (the mix is replayed on its "
                                  "jobs), not with --demand")

@@ -37,6 +37,9 @@ def report_cmd(
     restart_overhead_s: spot_options.RestartOverhead = 0.0,
     spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
     spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
+    spot_return: spot_options.Return = True,
+    spot_max_preemptions: spot_options.MaxPreemptions = None,
+    spot_expected_cost: spot_options.ExpectedCost = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json.")] = False,
 ) -> None:
     """A site report for a trace: what to reserve, which policy to run, what it costs, in one page.
@@ -49,7 +52,8 @@ def report_cmd(
     from broker.report.page import nothing_page
 
     given = {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s, "restart_overhead_s": restart_overhead_s,
-             "on_demand": spot_on_demand_price, "fraction": spot_fraction}
+             "on_demand": spot_on_demand_price, "fraction": spot_fraction, "spot_return": spot_return,
+             "max_preemptions": spot_max_preemptions, "expected_cost": spot_expected_cost}
     market = spot_options.spot_config(spot, given)  # the timeline read and checked: refused before work
     inputs.output_dir(out_dir, "--out", force=force)
     swf = inputs.trace(trace, lenient, strict) if trace is not None else None  # refused before work

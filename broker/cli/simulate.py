@@ -99,6 +99,9 @@ def simulate_cmd(
     restart_overhead_s: spot_options.RestartOverhead = 0.0,
     spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
     spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
+    spot_return: spot_options.Return = True,
+    spot_max_preemptions: spot_options.MaxPreemptions = None,
+    spot_expected_cost: spot_options.ExpectedCost = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Replay a trace (or the generated default) through CoH, CoH-R or one heuristic."""
@@ -113,7 +116,9 @@ def simulate_cmd(
     config = configuration(coh, engine, ipp if solver is not None else None, _plan(reservations, policy))
     spot_cfg = spot_options.spot_config(spot, {"notice_s": spot_notice_s, "checkpoint_s": checkpoint_s,
                                                "restart_overhead_s": restart_overhead_s,
-                                               "on_demand": spot_on_demand_price, "fraction": spot_fraction})
+                                               "on_demand": spot_on_demand_price, "fraction": spot_fraction,
+                                               "spot_return": spot_return, "max_preemptions": spot_max_preemptions,
+                                               "expected_cost": spot_expected_cost})
     inputs.output_dir(out_dir, "--out", force=force)
     fmt_ = inputs.table_format(fmt)
     workload_seed, policy_seed = np.random.SeedSequence(seed).spawn(2)

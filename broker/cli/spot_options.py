@@ -2,8 +2,11 @@
 
 ``--spot FILE`` reads one zone's timeline (``../shared/spot``); ``--spot-notice-s``,
 ``--checkpoint-s``, ``--restart-overhead-s``, ``--spot-on-demand-price`` and ``--spot-fraction``
-set the market and how a preempted job restarts (``docs/worlds/coh-spot.md``). Every check runs
-when :func:`spot_config` is called, before any work.
+set the market and how a preempted job restarts (``docs/worlds/coh-spot.md``); ``simulate``,
+``report`` and ``plan-reservations`` also take the spot rules (``--spot-return``, ``--spot-max-preemptions``,
+``--spot-expected-cost``); a caller that leaves them out of ``given`` gets their defaults, so its
+runs stay ``simulate``'s. Every check runs when :func:`spot_config` is called, before any
+work.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ OnDemandPrice = Annotated[float, typer.Option(callback=inputs.positive, help="On
                                               "spot prices are read against (r5.16xlarge).")]
 Fraction = Annotated[float, typer.Option(callback=inputs.positive, help="Spot over on-demand price for a timeline "
                                          "without prices (the paper's p3.2xlarge).")]
+Return = Annotated[bool, typer.Option(help="While the market admits spot, on-demand VMs started for want of spot take "
+                                      "no new jobs (they go once idle).")]
+MaxPreemptions = Annotated[int | None, typer.Option(min=1, help="A job preempted this many times runs only on VMs "
+                                                    "that are not spot (default: no limit).")]
+ExpectedCost = Annotated[bool, typer.Option(help="A job goes to spot only when the spot price plus the hazard times "
+                                            "the work a preemption would lose is below on demand.")]
 
 #: The spot options by the key of :func:`spot_config`'s ``given``: (option, default). A run without ``--spot`` must
 #: leave them at their defaults.
@@ -37,14 +46,20 @@ SPOT_OPTIONS: dict[str, tuple[str, Any]] = {
     "notice_s": ("--spot-notice-s", NOTICE_S["aws"]), "checkpoint_s": ("--checkpoint-s", None),
     "restart_overhead_s": ("--restart-overhead-s", 0.0),
     "on_demand": ("--spot-on-demand-price", R5_16XLARGE_ON_DEMAND),
-    "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION)}
+    "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION),
+    "spot_return": ("--no-spot-return", True), "max_preemptions": ("--spot-max-preemptions", None),
+    "expected_cost": ("--no-spot-expected-cost", True)}
+#: The spot rules' keys: a command that does not declare their options gets their defaults.
+RULES = ("spot_return", "max_preemptions", "expected_cost")
 
 
 def spot_config(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
     """The spot market of ``--spot`` (read and checked now, before any work) and how jobs restart.
 
-    ``given``: the options' values by the keys of :data:`SPOT_OPTIONS`. None without ``--spot``.
+    ``given``: the options' values by the keys of :data:`SPOT_OPTIONS` (those of :data:`RULES` may be
+    left out: their defaults). None without ``--spot``.
     """
+    given = _with_rules(given)
     if path is None:
         changed = [option for key, (option, default) in SPOT_OPTIONS.items() if given[key] != default]
         if changed:
@@ -64,10 +79,17 @@ def spot_config(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
         raise typer.BadParameter(f"--spot-fraction is for a timeline without prices; {path} has prices "
                                  "(use --spot-on-demand-price)")
     return SpotConfig(SpotOffer.from_market(market), checkpoint_s=given["checkpoint_s"],
-                      restart_overhead_s=given["restart_overhead_s"])
+                      restart_overhead_s=given["restart_overhead_s"], spot_return=given["spot_return"],
+                      max_preemptions=given["max_preemptions"], expected_cost=given["expected_cost"])
 
 
 def spot_flags(given: dict[str, Any]) -> str:
     """The spot options set away from their defaults, as a command line gives them (`` --checkpoint-s 600``)."""
-    return "".join(f" {option} {given[key]!r}" for key, (option, default) in SPOT_OPTIONS.items()
-                   if given[key] != default)
+    given = _with_rules(given)
+    return "".join(f" {option}" if isinstance(default, bool) else f" {option} {given[key]!r}"
+                   for key, (option, default) in SPOT_OPTIONS.items() if given[key] != default)
+
+
+def _with_rules(given: dict[str, Any]) -> dict[str, Any]:
+    """``given`` with the spot rules it leaves out at their defaults."""
+    return {**{key: SPOT_OPTIONS[key][1] for key in RULES}, **given}

@@ -62,13 +62,16 @@ class SpotCohSummary(CohSummary):
 
     ``preemptions`` spot VMs were preempted; jobs were placed again ``restarts`` times in all and
     lost ``lost_s`` seconds of run; the market's timeline was read again ``timeline_repeats`` times.
-    ``cost_by_option`` has a ``spot`` part.
+    ``cost_by_option`` has a ``spot`` part. ``vms_started`` counts the VMs no reservation covered by
+    what they were started as: ``spot``, on demand as a ``fallback`` (the market had no room), or on
+    demand for the jobs that may not or should not run on spot (``on_demand_jobs``).
     """
 
     preemptions: int = 0
     restarts: int = 0
     lost_s: float = 0.0
     timeline_repeats: int = 0
+    vms_started: dict[str, int] = field(default_factory=dict)
 
 
 #: A CoH run's result: :class:`CohSummary`, one row per job, one row per VM.
@@ -138,4 +141,5 @@ def _spot_fields(record: RunRecord) -> tuple[type[CohSummary], dict[str, Any]]:
     if spot is None:
         return CohSummary, {}
     return SpotCohSummary, {"preemptions": spot.preemptions, "restarts": int(spot.restarts.sum()),
-                            "lost_s": float(spot.lost_s.sum()), "timeline_repeats": spot.timeline_repeats}
+                            "lost_s": float(spot.lost_s.sum()), "timeline_repeats": spot.timeline_repeats,
+                            "vms_started": dict(spot.started)}

@@ -45,7 +45,6 @@ def replay(jobs: JobTable, catalog: Catalog, *, config: SimulationConfig = _DEFA
         world = CohWorld(jobs, catalog, config.engine, lookahead=policy.lookahead, recorder=recorder,
                          reservations=reserved)
     else:
-        world = SpotCohWorld(jobs, catalog, config.engine, offer=spot.offer, checkpoint_s=spot.checkpoint_s,
-                             restart_overhead_s=spot.restart_overhead_s, lookahead=policy.lookahead,
-                             recorder=recorder, reservations=reserved)
+        world = SpotCohWorld(jobs, catalog, config.engine, **spot.rules(),  # type: ignore[arg-type]
+                             lookahead=policy.lookahead, recorder=recorder, reservations=reserved)
     return run(world, policy), policy.name

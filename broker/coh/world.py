@@ -82,6 +82,7 @@ class SpotRecord:
     lost_s: np.ndarray
     preemptions: int
     timeline_repeats: int
+    started: tuple[tuple[str, int], ...] = ()
 
 
 class CohWorld(World[Decision, Plan | None, RunRecord]):

@@ -11,8 +11,10 @@ Syntax is refused with one line naming the file and the field (not JSON, no ``da
 ``data``, a gap that is not a positive whole number of seconds, a value that is not a whole number
 >= 0, ``prices`` of another length or not positive). Where a zone has no timeline, a seeded
 two-state chain from an AWS Spot Instance Advisor interruption bucket stands in
-(:func:`hazard_timeline`); where it has no prices, spot costs a fixed price (the paper's 0.9731
-$/h, or on-demand less the advisor's savings, :func:`advisor_entry`).
+(:func:`hazard_timeline`); a market with given mean open and closed spells is another such chain
+(:func:`markov_timeline`, in a trace file's form by :func:`timeline_document`). Where a timeline has
+no prices, spot costs a fixed price (the paper's 0.9731 $/h, or on-demand less the advisor's
+savings, :func:`advisor_entry`).
 
 A run longer than a timeline reads it again from its start: :meth:`SpotMarket.window` says how
 many times (``repeats``), and every result carries that count.
@@ -170,6 +172,36 @@ def hazard_timeline(name: str, bucket: int, *, gap_s: int, ticks: int, seed: int
         up = (u >= p_down) if up else (u < p_up)
     counts.flags.writeable = False
     return Timeline(name, gap_s, counts)
+
+
+def markov_timeline(name: str, *, gap_s: int, ticks: int, mean_open_s: float, mean_closed_s: float,
+                    seed: int) -> Timeline:
+    """A seeded two-state market: open spells of mean ``mean_open_s``, closed spells of mean ``mean_closed_s``.
+
+    Per tick an open market closes with probability ``gap_s / mean_open_s`` and a closed one opens
+    with ``gap_s / mean_closed_s`` (geometric spells of those means, in whole ticks); it starts open.
+    Counts are 1 (open, no cap, as a 1-node trace) and 0. O(ticks).
+    """
+    if gap_s <= 0 or ticks <= 0 or not (mean_open_s >= gap_s and mean_closed_s >= gap_s):
+        raise ConfigError(f"a Markov timeline needs gap_s > 0, ticks > 0 and mean spells >= gap_s, got {gap_s}, "
+                          f"{ticks}, {mean_open_s}, {mean_closed_s}")
+    p_close, p_open = gap_s / mean_open_s, gap_s / mean_closed_s
+    draws = np.random.default_rng(seed).random(ticks)
+    counts = np.empty(ticks, dtype=np.int64)
+    up = True
+    for i, u in enumerate(draws.tolist()):
+        counts[i] = up
+        up = (u >= p_close) if up else (u < p_open)
+    counts.flags.writeable = False
+    return Timeline(name, gap_s, counts)
+
+
+def timeline_document(timeline: Timeline) -> dict[str, object]:
+    """The trace-file form of ``timeline`` (what :func:`parse_timeline` reads back), ready for ``json.dump``."""
+    doc: dict[str, object] = {"metadata": {"gap_seconds": timeline.gap_s}, "data": timeline.counts.tolist()}
+    if timeline.prices is not None:
+        doc["prices"] = timeline.prices.tolist()
+    return doc
 
 
 def advisor_entry(doc: dict[str, object], region: str, instance_type: str, os: str = "Linux") -> tuple[float, int]:

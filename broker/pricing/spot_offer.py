@@ -13,6 +13,9 @@ one zone) says, per tick of its timeline, whether spot VMs can be had and at wha
 - **Time.** Tick ``k`` of the timeline covers ``[k * gap, (k + 1) * gap)`` of the trace's time (its
   time 0 is tick 0); a run longer than the timeline reads it again from its start, and before time 0
   (the look-ahead of the first jobs) from its end.
+- **Hazard.** The market's closes per hour seen so far: the ticks ``1..k`` at which it went from open
+  to closed, over the ``k + 1`` ticks ``0..k`` seen by tick ``k`` (:meth:`SpotOffer.hazard`); no look-ahead,
+  and 0 before time 0 (nothing seen yet).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ class SpotOffer:
     ratios: np.ndarray
     notice_s: float
     changes: tuple[int, ...] = field(init=False, repr=False)
+    closes: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if len(self.caps) != len(self.ratios) or not len(self.caps):
@@ -67,6 +71,9 @@ class SpotOffer:
             raise ConfigError(f"the notice period must be >= 0 s, got {self.notice_s}")
         # the ticks whose cap differs from the tick before (the last one before tick 0)
         object.__setattr__(self, "changes", tuple(np.flatnonzero(self.caps != np.roll(self.caps, 1)).tolist()))
+        # closes[i]: the closes at ticks 1..i of one reading (the close at its tick 0 is counted apart)
+        closed = self.caps == 0
+        object.__setattr__(self, "closes", _frozen(np.cumsum(np.r_[False, closed[1:] & ~closed[:-1]])))
 
     @classmethod
     def from_market(cls, market: SpotMarket, *, notice_s: float | None = None) -> SpotOffer:
@@ -109,6 +116,26 @@ class SpotOffer:
             return 0
         n = len(self.caps)
         return self.tick(end) // n - self.tick(start) // n
+
+    def closes_through(self, k: int) -> int:
+        """How many times the market closed (open at tick ``j - 1``, closed at ``j``) at ticks ``1..k``."""
+        if k < 1:
+            return 0
+        n = len(self.caps)
+        reads, index = divmod(k, n)
+        wrap = int(self.caps[-1] > 0 and self.caps[0] == 0)  # a close where a reading starts again
+        return int(reads * (self.closes[-1] + wrap) + self.closes[index])
+
+    def hazard(self, t: float) -> float:
+        """Closes per hour seen by ``t`` (s): :meth:`closes_through` the tick of ``t`` over its ticks so far.
+
+        The ticks ``0..k`` seen by tick ``k`` last ``(k + 1) * gap_s`` seconds; before time 0 nothing
+        has been seen and the hazard is 0.
+        """
+        k = self.tick(t)
+        if k < 0:
+            return 0.0
+        return self.closes_through(k) * 3600.0 / ((k + 1) * self.gap_s)
 
     @property
     def available(self) -> float:

@@ -46,10 +46,13 @@ JOINT = {("simulate", "--ipp-max-jobs"): ("--ipp-chunk-jobs", "0"),  # a chunk i
          # the spot options of simulate, plan-reservations and report go with a market (the restart overhead with a
          # checkpoint)
          ("simulate", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
+         ("simulate", "--spot-max-preemptions"): ("--spot", str(R5_TRACE)),
          ("simulate", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60"),
          ("plan-reservations", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
+         ("plan-reservations", "--spot-max-preemptions"): ("--spot", str(R5_TRACE)),
          ("plan-reservations", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60"),
          ("report", "--spot-notice-s"): ("--spot", str(R5_TRACE)),
+         ("report", "--spot-max-preemptions"): ("--spot", str(R5_TRACE)),
          ("report", "--restart-overhead-s"): ("--spot", str(R5_TRACE), "--checkpoint-s", "60")}
 #: Bounds a value cannot reach on any trace, with why (the refusal is then the data's, not the option's).
 UNREACHABLE = {("elastic", "--first-day", "high"): "no trace has a job a thousand years after its first",

@@ -12,7 +12,9 @@ again at 1100 and 1300 (and, read again, closes at 3000). One job (arrives 200, 
   3000 and is preempted at 3120 (its hour would roll over at 1320 + 3590).
 
 Its departures of 1400 (first run) and 2440 (second) are stale: the first comes after both
-preemptions, so the per-job count is 2 there.
+preemptions, so the per-job count is 2 there. These runs are of the mechanism alone: the spot rules
+are off (with the expected cost, the job, 0.33 h at stake after a close seen in 1,200 s, would go on
+demand at 1120; ``test_spot_rules`` has the rules).
 """
 
 from __future__ import annotations
@@ -48,10 +50,11 @@ from workloads.jobs import JobTable
 LARGE = 1  # the catalog's index of the large type
 TWICE = [1] * 10 + [0] + [1] + [0] + [1] * 7
 ONE_JOB = ([200], [1200], [50])
+RULES_OFF = {"spot_return": False, "expected_cost": False}
 
 
 def test_a_job_preempted_twice_counts_two_restarts_and_the_sum_of_both_losses() -> None:
-    world, result = spot_run(table(*ONE_JOB), TWICE)
+    world, result = spot_run(table(*ONE_JOB), TWICE, **RULES_OFF)
     s = spot_summary(result)
     assert (s.preemptions, s.restarts, s.lost_s) == (3, 2, 920.0 + 80.0)
     row = result.jobs.iloc[0]
@@ -69,12 +72,12 @@ def run_fast_closing(jobs: JobTable, **restart: float) -> tuple[SpotCohWorld, Ru
     counts = [1] * 20 + [0] + [1] + [0] + [1] * 17
     policy = build_policy(POLICY, seed=0, billing=ENGINE.billing(), catalog=CATALOG)
     world = SpotCohWorld(jobs, CATALOG, ENGINE, lookahead=policy.lookahead,
-                         offer=SpotOffer.from_market(market(counts, gap=50), notice_s=60.0), **restart)
+                         offer=SpotOffer.from_market(market(counts, gap=50), notice_s=60.0), **RULES_OFF, **restart)
     return world, summarize(run(world, policy), CATALOG, ENGINE.billing(), policy="FCFS-SM")
 
 
 def test_restarts_are_integers_in_the_world_and_the_jobs_table() -> None:
-    world, result = spot_run(table(*ONE_JOB), TWICE)
+    world, result = spot_run(table(*ONE_JOB), TWICE, **RULES_OFF)
     assert world.restarts.dtype == np.int64
     assert result.jobs["restarts"].dtype == np.int64
     assert world.restarts_total == 2
@@ -82,7 +85,7 @@ def test_restarts_are_integers_in_the_world_and_the_jobs_table() -> None:
 
 def test_a_preempted_vm_keeps_only_the_seconds_its_job_ran_as_busy_capacity() -> None:
     # 50 units x 920 s on VM 0, x 80 s on VM 1; the whole 1200 s run on VM 2.
-    _, result = spot_run(table(*ONE_JOB), TWICE)
+    _, result = spot_run(table(*ONE_JOB), TWICE, **RULES_OFF)
     assert result.instances["busy_capacity_s"].tolist() == [50 * 920.0, 50 * 80.0, 50 * 1200.0]
 
 
@@ -90,7 +93,7 @@ def test_a_job_checkpointed_twice_keeps_its_progress_across_both_preemptions_wit
     # C = 46, overhead 50. First run: 920 s = 20 x 46 kept, 0 lost; next run 1200 - 920 + 50 = 330 s.
     # Second run (from 1240) cut at 1320 after 80 s, of which 50 s overhead: work 920 + 30 = 950, kept
     # 920 (not 966), 80 s lost; next run 330 s again: 1440 to 1770.
-    world, result = spot_run(table(*ONE_JOB), TWICE, checkpoint_s=46.0, restart_overhead_s=50.0)
+    world, result = spot_run(table(*ONE_JOB), TWICE, **RULES_OFF, checkpoint_s=46.0, restart_overhead_s=50.0)
     row = result.jobs.iloc[0]
     assert (row["start"], row["end"], row["restarts"], row["lost_s"]) == (1440.0, 1770.0, 2, 80.0)
     assert row["runtime"] == 1200.0  # the original run time in the table, not the last run's
@@ -101,7 +104,7 @@ def test_a_job_checkpointed_twice_keeps_its_progress_across_both_preemptions_wit
 def test_the_default_restart_overhead_is_zero() -> None:
     # C = 46, no overhead: 920 kept, next run 280 s (1240 to 1520); cut at 1320 after 80 s: work 1000,
     # kept 966 = 21 x 46, 80 - 46 = 34 s lost; last run 1200 - 966 = 234 s, 1440 to 1674.
-    world, result = spot_run(table(*ONE_JOB), TWICE, checkpoint_s=46.0)
+    world, result = spot_run(table(*ONE_JOB), TWICE, **RULES_OFF, checkpoint_s=46.0)
     row = result.jobs.iloc[0]
     assert (row["end"], row["lost_s"]) == (1674.0, 34.0)
     assert world._progress == [966.0]
@@ -131,7 +134,8 @@ def test_a_checkpointed_job_evicted_before_its_booting_vm_is_ready_keeps_exactly
 
 def test_a_preempted_job_is_waiting_unplaced_at_the_decision_tick_of_its_preemption() -> None:
     policy = build_policy(POLICY, seed=0, billing=ENGINE.billing(), catalog=CATALOG)
-    world = SpotCohWorld(table(*ONE_JOB), CATALOG, ENGINE, offer=offer(TWICE), lookahead=policy.lookahead)
+    world = SpotCohWorld(table(*ONE_JOB), CATALOG, ENGINE, offer=offer(TWICE), lookahead=policy.lookahead,
+                         **RULES_OFF)
     while (batch := world.next_batch()) is not None:
         if world.now >= 1120:
             break
@@ -152,14 +156,15 @@ def test_a_spot_vm_released_idle_at_its_deadline_frees_its_place_under_the_cap()
 
 def test_a_run_without_validation_preempts_as_with_it() -> None:
     policy = build_policy(POLICY, seed=0, billing=ENGINE.billing(), catalog=CATALOG)
-    world = SpotCohWorld(table(*ONE_JOB), CATALOG, EngineConfig(), offer=offer(TWICE), lookahead=policy.lookahead)
+    world = SpotCohWorld(table(*ONE_JOB), CATALOG, EngineConfig(), offer=offer(TWICE), lookahead=policy.lookahead,
+                         **RULES_OFF)
     result = summarize(run(world, policy), CATALOG, EngineConfig().billing(), policy="FCFS-SM")
     assert (spot_summary(result).preemptions, spot_summary(result).lost_s) == (3, 1000.0)
 
 
 def test_a_copy_keeps_its_own_run_times_while_the_world_runs_on() -> None:
     policy = build_policy(POLICY, seed=0, billing=ENGINE.billing(), catalog=CATALOG)
-    world = SpotCohWorld(table(*ONE_JOB), CATALOG, ENGINE, offer=offer(TWICE), lookahead=policy.lookahead,
+    world = SpotCohWorld(table(*ONE_JOB), CATALOG, ENGINE, offer=offer(TWICE), lookahead=policy.lookahead, **RULES_OFF,
                          checkpoint_s=46.0)
     while world.now < 500 and (batch := world.next_batch()) is not None:
         world.act(policy.decide(world.now, batch, world))
@@ -193,7 +198,8 @@ def test_a_checkpoint_below_one_second_is_accepted() -> None:
 def test_the_spot_config_in_json_names_its_keys() -> None:
     config = SpotConfig(offer(CLOSES_AT_1000, notice_s=90.0), checkpoint_s=600.0, restart_overhead_s=60.0)
     assert config.to_dict() == {"market": "z0", "notice_s": 90.0, "available": 0.9, "checkpoint_s": 600.0,
-                                "restart_overhead_s": 60.0}
+                                "restart_overhead_s": 60.0, "spot_return": True, "max_preemptions": None,
+                                "expected_cost": True}
 
 
 def test_a_heavy_reservation_starts_as_heavy_not_spot_in_an_open_market() -> None:
