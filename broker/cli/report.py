@@ -37,9 +37,9 @@ def report_cmd(
     restart_overhead_s: spot_options.RestartOverhead = 0.0,
     spot_on_demand_price: spot_options.OnDemandPrice = R5_16XLARGE_ON_DEMAND,
     spot_fraction: spot_options.Fraction = PAPER_SPOT_FRACTION,
-    spot_return: spot_options.Return = True,
+    spot_return: spot_options.Return = False,
     spot_max_preemptions: spot_options.MaxPreemptions = None,
-    spot_expected_cost: spot_options.ExpectedCost = True,
+    spot_expected_cost: spot_options.ExpectedCost = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print report.json.")] = False,
 ) -> None:
     """A site report for a trace: what to reserve, which policy to run, what it costs, in one page.

@@ -47,8 +47,8 @@ SPOT_OPTIONS: dict[str, tuple[str, Any]] = {
     "restart_overhead_s": ("--restart-overhead-s", 0.0),
     "on_demand": ("--spot-on-demand-price", R5_16XLARGE_ON_DEMAND),
     "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION),
-    "spot_return": ("--no-spot-return", True), "max_preemptions": ("--spot-max-preemptions", None),
-    "expected_cost": ("--no-spot-expected-cost", True)}
+    "spot_return": ("--spot-return", False), "max_preemptions": ("--spot-max-preemptions", None),
+    "expected_cost": ("--spot-expected-cost", False)}
 #: The spot rules' keys: a command that does not declare their options gets their defaults.
 RULES = ("spot_return", "max_preemptions", "expected_cost")
 

@@ -68,9 +68,9 @@ class SpotConfig:
     offer: SpotOffer
     checkpoint_s: float | None = None
     restart_overhead_s: float = 0.0
-    spot_return: bool = True
+    spot_return: bool = False
     max_preemptions: int | None = None
-    expected_cost: bool = True
+    expected_cost: bool = False
 
     def __post_init__(self) -> None:
         _check_restart(self.checkpoint_s, self.restart_overhead_s)
@@ -115,8 +115,8 @@ class SpotCohWorld(CohWorld):
     """
 
     def __init__(self, jobs: JobTable, catalog: Catalog, config: EngineConfig, *, offer: SpotOffer,
-                 checkpoint_s: float | None = None, restart_overhead_s: float = 0.0, spot_return: bool = True,
-                 max_preemptions: int | None = None, expected_cost: bool = True, **world: object) -> None:
+                 checkpoint_s: float | None = None, restart_overhead_s: float = 0.0, spot_return: bool = False,
+                 max_preemptions: int | None = None, expected_cost: bool = False, **world: object) -> None:
         _check_restart(checkpoint_s, restart_overhead_s)
         _check_max(max_preemptions)
         self.offer, self.checkpoint_s, self.restart_overhead_s = offer, checkpoint_s, restart_overhead_s

@@ -38,9 +38,9 @@ def no_work(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     (("--spot", R5, "--spot-fraction", "0.5"), ("--spot-fraction", "has prices")),
     (("--spot", V100, "--spot-on-demand-price", "3"), ("--spot-on-demand-price", "has none")),
     (("--spot", R5, "--checkpoint-s", "0"), ("--checkpoint-s", "> 0")),
-    (("--no-spot-return",), ("--no-spot-return", "--spot FILE")),
+    (("--spot-return",), ("--spot-return", "--spot FILE")),
     (("--spot-max-preemptions", "2"), ("--spot-max-preemptions", "--spot FILE")),
-    (("--no-spot-expected-cost",), ("--no-spot-expected-cost", "--spot FILE")),
+    (("--spot-expected-cost",), ("--spot-expected-cost", "--spot FILE")),
 ], ids=["checkpoint-without-spot", "notice-without-spot", "bad-gap", "missing-file", "overhead-without-checkpoint",
         "fraction-with-prices", "price-without-prices", "checkpoint-0", "return-without-spot",
         "max-preemptions-without-spot", "expected-cost-without-spot"])

@@ -198,8 +198,8 @@ def test_a_checkpoint_below_one_second_is_accepted() -> None:
 def test_the_spot_config_in_json_names_its_keys() -> None:
     config = SpotConfig(offer(CLOSES_AT_1000, notice_s=90.0), checkpoint_s=600.0, restart_overhead_s=60.0)
     assert config.to_dict() == {"market": "z0", "notice_s": 90.0, "available": 0.9, "checkpoint_s": 600.0,
-                                "restart_overhead_s": 60.0, "spot_return": True, "max_preemptions": None,
-                                "expected_cost": True}
+                                "restart_overhead_s": 60.0, "spot_return": False, "max_preemptions": None,
+                                "expected_cost": False}
 
 
 def test_a_heavy_reservation_starts_as_heavy_not_spot_in_an_open_market() -> None:

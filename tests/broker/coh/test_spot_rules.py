@@ -16,7 +16,7 @@ from broker.coh.spot import SpotConfig
 from tests.broker.coh.test_spot_world import CLOSES_AT_1000, OD_LARGE, SPOT_LARGE, offer, spot_run, spot_summary, table
 from workloads.errors import ConfigError
 
-#: Only the rule a test is about is on.
+#: The rules are off by default; a test turns on the one it is about.
 NO_RULES = {"spot_return": False, "expected_cost": False}
 
 
@@ -49,7 +49,7 @@ def test_spot_pays_below_the_break_even_work_and_not_at_or_above_it() -> None:
 @pytest.mark.parametrize(("runtime", "option"), [(1250.0, "spot"), (1270.0, "on-demand")])
 def test_a_job_whose_expected_loss_outweighs_the_saving_starts_on_demand(runtime: float, option: str) -> None:
     # handed at 1310 (arrives 1440): W = its run, 1250 s passes (< 1260 s), 1270 s does not
-    _, result = spot_run(table([1440], [runtime], [50]), spot_return=False)
+    _, result = spot_run(table([1440], [runtime], [50]), expected_cost=True)
     s = spot_summary(result)
     assert result.instances["option"].tolist() == [option]
     key = "spot" if option == "spot" else "on_demand_jobs"
@@ -59,7 +59,8 @@ def test_a_job_whose_expected_loss_outweighs_the_saving_starts_on_demand(runtime
 
 def test_with_checkpoints_only_the_checkpoint_interval_and_overhead_are_at_stake() -> None:
     # 1270 s of run, but at most 600 + 60 s lost: spot
-    _, result = spot_run(table([1440], [1270], [50]), spot_return=False, checkpoint_s=600.0, restart_overhead_s=60.0)
+    _, result = spot_run(table([1440], [1270], [50]), expected_cost=True, checkpoint_s=600.0,
+                         restart_overhead_s=60.0)
     assert result.instances["option"].tolist() == ["spot"]
 
 
@@ -75,11 +76,11 @@ def test_a_fallback_on_demand_vm_takes_no_new_job_once_the_market_is_back() -> N
     # packs onto VM 1 without the rule; with it VM 1 is hidden and B gets spot VM 2 (1370, ready 1490),
     # idle from 1600 and preempted at 3120 with the market's next close.
     jobs = table([200, 1500], [2000, 100], [50, 50])
-    _, off = spot_run(jobs, spot_return=False)
+    _, off = spot_run(jobs, expected_cost=True)
     assert off.instances["option"].tolist() == ["spot", "on-demand"]
     assert off.jobs["instance_id"].tolist() == [1, 1]
     assert spot_summary(off).cost == pytest.approx(SPOT_LARGE + OD_LARGE)
-    _, on = spot_run(jobs)
+    _, on = spot_run(jobs, spot_return=True, expected_cost=True)
     vms, s = on.instances, spot_summary(on)
     assert vms["option"].tolist() == ["spot", "on-demand", "spot"]
     assert vms["released_at"].tolist() == [1120.0, 4710.0, 3120.0]
@@ -91,7 +92,7 @@ def test_a_fallback_on_demand_vm_takes_no_new_job_once_the_market_is_back() -> N
 
 def test_a_fallback_vm_still_takes_jobs_while_the_market_is_closed() -> None:
     # B handed at 1130 (arrives 1260), the market still closed: it packs onto A's fallback VM 1
-    _, result = spot_run(table([200, 1260], [2000, 100], [50, 50]))
+    _, result = spot_run(table([200, 1260], [2000, 100], [50, 50]), spot_return=True, expected_cost=True)
     assert result.instances["option"].tolist() == ["spot", "on-demand"]
     assert result.jobs["instance_id"].tolist() == [1, 1]
 
@@ -132,7 +133,8 @@ def test_the_rules_keep_a_busy_market_run_valid_and_every_job_done_once() -> Non
     # 40 jobs of 300-2300 s over two closes; validate mode checks every tick (the run raises otherwise)
     arrival = [float(50 * k) for k in range(40)]
     runtime = [300.0 + 50.0 * (k % 41) for k in range(40)]
-    world, result = spot_run(table(arrival, runtime, [100] * 40), max_preemptions=1, checkpoint_s=400.0)
+    world, result = spot_run(table(arrival, runtime, [100] * 40), max_preemptions=1, checkpoint_s=400.0,
+                             spot_return=True, expected_cost=True)
     assert world.completions.tolist() == [1] * 40
     assert spot_summary(result).preemptions > 0 and not math.isnan(result.jobs["end"].max())
 
