@@ -19,7 +19,7 @@ from broker.coh.metrics import RunResult
 from broker.coh.spot import SpotConfig
 from broker.planning.demand import Demand, distribution, replay_demand
 from broker.planning.market import market_price
-from broker.planning.mix import REPLAYS, replay_mix
+from broker.planning.mix import REPLAYS, cheaper, replay_mix
 from broker.planning.planner import Mode, PlanReport, Prices, bounded_peak, plan_reservations
 from broker.pricing.book import DEFAULT_PRICE_BOOK, RESERVED_OPTIONS, PriceBook
 from broker.pricing.spot import NOTICE_S
@@ -155,16 +155,20 @@ class Basis(NamedTuple):
 
 def _mix(demand: Demand, prices: Prices, reserved: PlanReport, market: SpotConfig, basis: Basis, book: PriceBook,
          config: SimulationConfig, planning: tuple[Mode, str]) -> dict[str, Any]:
-    """The mix's plan (it replaces the payload's plan), the reserved-only plan and the three replays."""
+    """The mix's plan (it replaces the payload's plan), the candidates, the reserved-only plan and the replays."""
     price = market_price(market.offer, basis.jobs.runtime, checkpoint_s=market.checkpoint_s,
                          restart_overhead_s=market.restart_overhead_s)
-    mix = plan_reservations(demand, prices.with_market(price.factor), mode=planning[0], solver=planning[1])
-    with inputs.progress("replaying the plans", 2 * len(basis.jobs)) as recorder:
+    priced = plan_reservations(demand, prices.with_market(price.factor), mode=planning[0], solver=planning[1])
+    replays = 2 if priced.plan == reserved.plan else 3
+    with inputs.progress("replaying the plans", replays * len(basis.jobs)) as recorder:
         runs = replay_mix(basis.jobs, book, config=config, seed=basis.seed, on_demand=basis.result,
-                          reserved_only=reserved.plan, mix=mix.plan, spot=market, recorder=recorder)
-    only = reserved.to_dict()
-    return {**mix.to_dict(), "market": price.to_dict(), "spot": market.to_dict(),
-            "reserved_only": {k: only[k] for k in ("plan", "expected_cost", "savings", "savings_fraction", "horizon")},
+                          reserved_only=reserved.plan, mix=priced.plan, spot=market, recorder=recorder)
+    chosen = cheaper(runs)
+    keys = ("plan", "expected_cost", "savings", "savings_fraction", "horizon")
+    only, model = reserved.to_dict(), priced.to_dict()
+    return {**(model if chosen == "market_priced" else only), "market": price.to_dict(), "spot": market.to_dict(),
+            "mix_chosen": chosen, "market_priced": {k: model[k] for k in keys},
+            "reserved_only": {k: only[k] for k in keys},
             "replays": {name: runs[name].to_dict() for name in REPLAYS}}
 
 
@@ -222,11 +226,12 @@ def _print_plan(payload: dict[str, Any]) -> None:
 
 
 def _print_mix(payload: dict[str, Any]) -> None:
-    """The market's expected price and the three replays (``--spot``)."""
+    """The market's expected price and the replays (``--spot``)."""
     m = payload["market"]
     out.print(f"market {m['market']}: open {m['open_share']:.1%} of the time at {m['ratio']:.3f} of on-demand, "
               f"{m['closes_per_open_hour']:.3f} closes per open hour, loss {m['loss']:.3f}: an unreserved VM-hour "
-              f"at {m['factor']:.3f} x on-demand; the plan above is the mix, the plan without the market costs "
+              f"at {m['factor']:.3f} x on-demand. The plan above is the mix: the candidate whose replay costs less "
+              f"({payload['mix_chosen'].replace('_', ' ')}); the plan without the market is expected to cost "
               f"${payload['reserved_only']['expected_cost']:,.2f} per term")
     table = Table(title="Replayed on the trace")
     for col in ("replay", "reserved", "cost $", "/ on-demand", "upfront $", "spot $", "preempted", "lost h",

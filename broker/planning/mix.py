@@ -1,11 +1,19 @@
 """The three-way mix validated by replay (issue 36; ``docs/worlds/planning.md``, "The three-way mix").
 
-The trace is replayed three times with the same CoH members, engine and seed:
+The trace is replayed with the same CoH members, engine and seed:
 
 - ``on_demand``: CoH on on-demand VMs only, no reservation, no spot (the demand replay itself);
 - ``reserved_only``: CoH-R on the plan made without the market (today's plan), no spot;
-- ``mix``: CoH-R on the plan made with the market, and the market (:class:`~broker.coh.spot.SpotCohWorld`):
-  a VM no reservation covers is spot while the market is open, else on-demand.
+- two candidate mixes, CoH-R with the market (:class:`~broker.coh.spot.SpotCohWorld`: a VM no
+  reservation covers is spot while the market is open, else on-demand):
+
+  - ``market_priced``: on the plan made with the market at its expected price;
+  - ``reserved_base``: on the plan made without it (reserve for the base as if there were no
+    market, spot for the rest);
+
+- ``mix``: the candidate whose replay costs less (:func:`cheaper`; a tie goes to ``market_priced``).
+  The planner's price of the market is a model (``broker/planning/market.py``); the replay is the
+  run itself, so the candidates are judged by what they cost there.
 
 Each replay's cost is what ``simulate`` reports: the VMs billed plus the reservations' upfront
 prices spread over the run (``upfront * run hours / term hours``, as CoH-R's replay validation does).
@@ -25,8 +33,10 @@ from broker.pricing.reservations import ReservationPlan
 from broker.sim.recorder import Recorder
 from workloads.jobs import JobTable
 
+#: The candidate mixes, in the order a tie between their replays is broken.
+CANDIDATES = ("market_priced", "reserved_base")
 #: The replays in the order they are reported.
-REPLAYS = ("on_demand", "reserved_only", "mix")
+REPLAYS = ("on_demand", "reserved_only", *CANDIDATES, "mix")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +71,28 @@ class Replayed:
 def replay_mix(jobs: JobTable, book: PriceBook, *, config: SimulationConfig, seed: int, on_demand: RunResult,
                reserved_only: ReservationPlan, mix: ReservationPlan, spot: SpotConfig,
                recorder: Recorder | None = None) -> dict[str, Replayed]:
-    """The three replays (module docstring); ``on_demand`` is the demand replay's result, run with ``config``."""
+    """The replays (module docstring); ``on_demand`` is the demand replay's result, run with ``config``.
+
+    ``mix`` is the plan made with the market (``market_priced``); where it is the reserved-only plan,
+    the two candidates are one replay.
+    """
     coh_r = replace(config.coh, policy="coh-r")
     catalog = book.catalog()
     runs = {"on_demand": Replayed.of(on_demand.summary, None)}
-    for name, plan, market in (("reserved_only", reserved_only, None), ("mix", mix, spot)):
+    candidates = (("reserved_only", reserved_only, None), ("market_priced", mix, spot),
+                  ("reserved_base", reserved_only, spot))
+    for name, plan, market in candidates:
+        if name == "reserved_base" and mix == reserved_only:
+            runs[name] = runs["market_priced"]
+            continue
         result = simulate(jobs, catalog, config=replace(config, coh=coh_r, reservations=plan), seed=seed,
                           recorder=recorder, book=book, spot=market)
         runs[name] = Replayed.of(result.summary, plan)
+    runs["mix"] = runs[cheaper(runs)]
     return runs
+
+
+def cheaper(runs: dict[str, Replayed]) -> str:
+    """The candidate mix whose replay costs less (a tie: the first of :data:`CANDIDATES`)."""
+    return min(CANDIDATES, key=lambda name: runs[name].cost)
 

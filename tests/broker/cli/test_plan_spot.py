@@ -45,37 +45,47 @@ def test_bad_spot_input_is_refused_in_one_line_before_any_work(no_work: Path, ar
     assert all(w in line for w in words), line
 
 
-def test_the_mix_on_a_kth_slice_has_three_replays_and_simulate_gives_each_cost(tmp_path: Path) -> None:
+def test_the_mix_on_a_kth_slice_is_the_cheaper_candidate_and_simulate_gives_each_replay(tmp_path: Path) -> None:
     base = ("--trace", KTH, "--limit-jobs", "1000")
     run = cloudbroker("plan-reservations", *base, "--spot", R5, "--json")
     assert run.code == 0, run
     out = json.loads(run.out)
-    assert set(out["replays"]) == {"on_demand", "reserved_only", "mix"}
+    replays = out["replays"]
+    assert list(replays) == sorted(["on_demand", "reserved_only", "market_priced", "reserved_base", "mix"])
     market = out["market"]
     assert market["market"] == "us-east-1b_intel_64" and market["loss"] > 0 and market["factor"] < 1
-    # r5's market at about half of on-demand is cheaper than any reservation: the mix reserves nothing, where the
-    # plan without it reserves a base; each replay's count of reservations is its plan's
+    # r5's market at about half of on-demand is cheaper than any reservation: the market-priced plan reserves
+    # nothing, where the plan without it reserves a base; each replay's count of reservations is its plan's
     reserved = sum(r["count"] for r in out["reserved_only"]["plan"]["reservations"])
-    assert out["plan"]["reservations"] == [] and reserved > 0
-    replays = out["replays"]
-    assert [replays[k]["reservations"] for k in ("on_demand", "reserved_only", "mix")] == [0, reserved, 0]
-    assert replays["reserved_only"]["upfront_amortized"] > 0 and replays["mix"]["preemptions"] > 0
-    assert set(replays["mix"]["cost_by_option"]) == {"on-demand", "spot"}
-    assert out["expected_cost"] < out["reserved_only"]["expected_cost"] < out["on_demand_cost"]
-    # the replays are simulate's: CoH on demand, CoH-R on each plan (the mix's with the market), the same seed
-    (tmp_path / "mix.json").write_text(run.out)
+    assert out["market_priced"]["plan"]["reservations"] == [] and reserved > 0
+    assert [replays[k]["reservations"] for k in ("on_demand", "reserved_only", "market_priced", "reserved_base")] == [
+        0, reserved, 0, reserved]
+    assert replays["reserved_only"]["upfront_amortized"] > 0 and replays["market_priced"]["preemptions"] > 0
+    assert set(replays["market_priced"]["cost_by_option"]) == {"on-demand", "spot"}
+    assert out["market_priced"]["expected_cost"] < out["reserved_only"]["expected_cost"] < out["on_demand_cost"]
+    # on this slice the reserved base with spot for the rest replays cheaper than the model's mix: it is the mix,
+    # and below both the on-demand-only and the reserved-only replays
+    assert replays["reserved_base"]["cost"] < replays["market_priced"]["cost"]
+    assert out["mix_chosen"] == "reserved_base" and out["plan"] == out["reserved_only"]["plan"]
+    assert replays["mix"] == replays["reserved_base"]
+    assert replays["mix"]["cost"] < min(replays["reserved_only"]["cost"], replays["on_demand"]["cost"])
+    # the replays are simulate's: CoH on demand, CoH-R on each plan (the candidates with the market), the same seed
+    (tmp_path / "priced.json").write_text(json.dumps(out["market_priced"]))
     (tmp_path / "reserved.json").write_text(json.dumps(out["reserved_only"]))
+    (tmp_path / "mix.json").write_text(run.out)
     for policy, extra, name in (("coh", (), "on_demand"),
                                 ("coh-r", ("--reservations", str(tmp_path / "reserved.json")), "reserved_only"),
+                                ("coh-r", ("--reservations", str(tmp_path / "priced.json"), "--spot", R5),
+                                 "market_priced"),
                                 ("coh-r", ("--reservations", str(tmp_path / "mix.json"), "--spot", R5), "mix")):
         again = cloudbroker("simulate", *base, "--policy", policy, *extra, "--json")
         assert again.code == 0, again
         assert json.loads(again.out)["cost"] == pytest.approx(replays[name]["cost"], rel=1e-12), name
 
 
-def test_the_table_shows_the_market_and_the_three_replays() -> None:
+def test_the_table_shows_the_market_the_choice_and_the_replays() -> None:
     run = cloudbroker("plan-reservations", "--trace", KTH, "--limit-jobs", "300", "--spot", R5)
     assert run.code == 0, run
     text = " ".join(run.out.split())  # the console wraps long lines and cells
-    for words in ("market us-east-1b_intel_64", "Replayed on the trace", "reserved", "mix"):
+    for words in ("market us-east-1b_intel_64", "Replayed on the trace", "the candidate whose replay costs", "mix"):
         assert words in text, words

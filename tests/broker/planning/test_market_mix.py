@@ -9,6 +9,7 @@ import pytest
 
 from broker.planning.demand import Demand
 from broker.planning.market import closes_per_open_hour, expected_loss, market_price
+from broker.planning.mix import Replayed, cheaper
 from broker.planning.planner import Prices, plan_reservations
 from broker.pricing.book import HEAVY, MEDIUM, load_price_book
 from broker.pricing.spot_offer import SpotOffer
@@ -141,3 +142,16 @@ def test_capacity_mode_with_one_type_and_the_market_equals_the_per_type_mix() ->
     per_type, capacity = plan_reservations(demand, prices), plan_reservations(demand, prices, mode="capacity")
     assert capacity.plan.counts == per_type.plan.counts
     assert capacity.expected_cost == pytest.approx(per_type.expected_cost)
+
+
+def _replayed(cost: float) -> Replayed:
+    return Replayed(cost=cost, upfront_amortized=0.0, cost_by_option={}, reservations=0, wait_mean_s=0.0)
+
+
+@pytest.mark.parametrize(("priced", "base", "chosen"), [(10.0, 12.0, "market_priced"), (12.0, 10.0, "reserved_base"),
+                                                        (10.0, 10.0, "market_priced")])
+def test_the_mix_is_the_candidate_whose_replay_costs_less_a_tie_going_to_the_market_priced_plan(
+        priced: float, base: float, chosen: str) -> None:
+    runs = {"on_demand": _replayed(5.0), "reserved_only": _replayed(1.0), "market_priced": _replayed(priced),
+            "reserved_base": _replayed(base)}
+    assert cheaper(runs) == chosen  # the on-demand and reserved-only replays are no candidates, however cheap
