@@ -7,7 +7,8 @@ Per (trace, market), through the commands a user runs (seed 0, the trio, heterog
 the EC2 2013 book, 1-year term, the spot rules off, their default):
 
 - ``plan-reservations --trace T --spot M --json``: the demand replay (on-demand CoH), the
-  reserved-only plan replayed (CoH-R) and the reserved / spot / on-demand mix replayed;
+  reserved-only plan replayed (CoH-R), the plan made with the market's expected price replayed with
+  spot, and the mix (the cheaper of that and the reserved base with spot);
 - ``simulate --trace T --policy coh --spot M --json``: CoH with spot;
 - ``simulate --trace T --policy coh-r --reservations PLAN --spot M --json``: CoH-R on the
   reserved-only plan, with spot.
@@ -65,7 +66,9 @@ def rows(store: Path, trace: str, market: str) -> list[str]:
     lb = coh["lower_bound"]
     replays = plan["replays"]
     runs = [("on-demand CoH", replays["on_demand"]), ("CoH-R (reserved-only plan)", replays["reserved_only"]),
-            ("CoH with spot", _of(coh)), ("CoH-R with spot", _of(coh_r)), ("the planner's mix", replays["mix"])]
+            ("CoH with spot", _of(coh)), ("CoH-R with spot (reserved base)", _of(coh_r)),
+            ("market-priced plan with spot", replays["market_priced"]), (f"the planner's mix ({plan['mix_chosen']})",
+                                                                        replays["mix"])]
     return [f"| {trace} | {market} | {name} | {r['cost']:,.2f} | {r['cost'] / lb:.3f} | "
             f"{r['cost'] / replays['on_demand']['cost']:.3f} | {r['cost_by_option'].get('spot', 0.0):,.2f} | "
             f"{r['preemptions']:,} | {r['restarts']:,} | {r['lost_s'] / 3600:,.1f} | {r['wait_mean_s']:,.1f} |"

@@ -162,16 +162,7 @@ def hazard_timeline(name: str, bucket: int, *, gap_s: int, ticks: int, seed: int
         raise ConfigError(f"a hazard timeline needs gap_s > 0, ticks > 0 and mean_outage_s >= gap_s, got "
                           f"{gap_s}, {ticks}, {mean_outage_s}")
     rate = ADVISOR_MONTHLY_RATE[bucket]
-    p_down = 1.0 - (1.0 - rate) ** (gap_s / MONTH_S)
-    p_up = gap_s / mean_outage_s
-    draws = np.random.default_rng(seed).random(ticks)
-    counts = np.empty(ticks, dtype=np.int64)
-    up = True
-    for i, u in enumerate(draws.tolist()):
-        counts[i] = up
-        up = (u >= p_down) if up else (u < p_up)
-    counts.flags.writeable = False
-    return Timeline(name, gap_s, counts)
+    return _two_state(name, gap_s, ticks, 1.0 - (1.0 - rate) ** (gap_s / MONTH_S), gap_s / mean_outage_s, seed)
 
 
 def markov_timeline(name: str, *, gap_s: int, ticks: int, mean_open_s: float, mean_closed_s: float,
@@ -185,7 +176,11 @@ def markov_timeline(name: str, *, gap_s: int, ticks: int, mean_open_s: float, me
     if gap_s <= 0 or ticks <= 0 or not (mean_open_s >= gap_s and mean_closed_s >= gap_s):
         raise ConfigError(f"a Markov timeline needs gap_s > 0, ticks > 0 and mean spells >= gap_s, got {gap_s}, "
                           f"{ticks}, {mean_open_s}, {mean_closed_s}")
-    p_close, p_open = gap_s / mean_open_s, gap_s / mean_closed_s
+    return _two_state(name, gap_s, ticks, gap_s / mean_open_s, gap_s / mean_closed_s, seed)
+
+
+def _two_state(name: str, gap_s: int, ticks: int, p_close: float, p_open: float, seed: int) -> Timeline:
+    """A market that starts open and, per tick, closes with ``p_close`` or opens with ``p_open`` (counts 1 / 0)."""
     draws = np.random.default_rng(seed).random(ticks)
     counts = np.empty(ticks, dtype=np.int64)
     up = True
