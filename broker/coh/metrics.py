@@ -85,11 +85,11 @@ def lower_bound(jobs: JobTable, catalog: Catalog, billing: Billing) -> float:
     return work / float(catalog.capacity[k]) * float(catalog.hourly[k]) / billing.btu
 
 
-def job_frame(record: RunRecord) -> pd.DataFrame:
-    """One row per job: ``job_id, submit, runtime, r, user, start, end, wait, instance_id`` (times in s).
+def job_frame(record: RunRecord, vms: pd.DataFrame) -> pd.DataFrame:
+    """One row per job: ``job_id, submit, runtime, r, user, start, end, wait, instance_id, cost`` (times in s, $).
 
-    With spot VMs also ``restarts`` and ``lost_s``; ``start``, ``end`` and ``instance_id`` are then the
-    final run's, and ``wait`` is from submission to the final start.
+    ``cost`` is :func:`job_costs`. With spot VMs also ``restarts`` and ``lost_s``; ``start``, ``end``
+    and ``instance_id`` are then the final run's, and ``wait`` is from submission to the final start.
     """
     jobs = record.jobs
     frame = pd.DataFrame({"job_id": jobs.job_id, "submit": jobs.arrival, "runtime": jobs.runtime, "r": jobs.r,
@@ -97,7 +97,36 @@ def job_frame(record: RunRecord) -> pd.DataFrame:
                           "wait": record.job_start - jobs.arrival, "instance_id": record.job_vm})
     if record.spot is not None:
         frame["restarts"], frame["lost_s"] = record.spot.restarts, record.spot.lost_s
+    frame["cost"] = job_costs(record, vms)
     return frame
+
+
+def job_costs(record: RunRecord, vms: pd.DataFrame) -> np.ndarray:
+    """Each job's share ($) of the bills of the VMs it ran on, its runs cut short by preemptions included.
+
+    A VM's billed cost (``vms["cost"]``: its units at its rate; reservations' upfront prices are
+    not in it) is shared among the runs it hosted in proportion to ``r`` times the seconds each
+    ran there (a run cut short by a preemption: the seconds it ran before it; a VM whose runs all
+    ran 0 s: in equal parts), so a VM's idle time is paid by its jobs in the same proportions and
+    the jobs' costs add up to the VMs' billed cost.
+    """
+    jobs, n = record.jobs, len(record.jobs)
+    vm, job, seconds = [record.job_vm], [np.arange(n)], [record.job_end - record.job_start]
+    if record.spot is not None and record.spot.cut:
+        cut_vm, cut_job, cut_s = zip(*record.spot.cut, strict=True)
+        vm.append(np.array(cut_vm, dtype=np.int64))
+        job.append(np.array(cut_job, dtype=np.int64))
+        seconds.append(np.array(cut_s, dtype=np.float64))
+    vm_of, job_of, ran = np.concatenate(vm), np.concatenate(job), np.concatenate(seconds)
+    placed = vm_of >= 0  # a job never placed (a run stopped early) has no VM and costs nothing
+    vm_of, job_of = vm_of[placed], job_of[placed]
+    work = jobs.r[job_of] * ran[placed]
+    ids = vms["instance_id"].to_numpy(dtype=np.int64)
+    row = np.searchsorted(ids, vm_of)  # the instance frame is by id
+    busy = np.bincount(row, weights=work, minlength=len(ids))
+    runs = np.bincount(row, minlength=len(ids)).astype(np.float64)
+    share = np.where(busy[row] > 0, work / np.where(busy[row] > 0, busy[row], 1.0), 1.0 / runs[row])
+    return np.bincount(job_of, weights=vms["cost"].to_numpy(dtype=np.float64)[row] * share, minlength=n)
 
 
 def instance_frame(record: RunRecord, billing: Billing) -> pd.DataFrame:
@@ -109,7 +138,8 @@ def instance_frame(record: RunRecord, billing: Billing) -> pd.DataFrame:
 
 def summarize(record: RunRecord, catalog: Catalog, billing: Billing, *, policy: str) -> RunResult:
     """Build the summary and tables of a finished run."""
-    jobs, vms = job_frame(record), instance_frame(record, billing)
+    vms = instance_frame(record, billing)
+    jobs = job_frame(record, vms)
     cost = float(vms["cost"].sum()) + record.upfront
     lb = lower_bound(record.jobs, catalog, billing)
     used = float(np.dot(record.jobs.r, record.jobs.runtime))

@@ -139,6 +139,8 @@ class SpotCohWorld(CohWorld):
         #: Spot VMs given notice (vm id -> the instant they are preempted) and those preempted (vm id -> when).
         self.doomed: dict[int, float] = {}
         self.preempted: dict[int, float] = {}
+        #: The runs preemptions cut short: (VM id, job, seconds it ran there), in the order they were cut.
+        self.cut: list[tuple[int, int, float]] = []
         super().__init__(replace(jobs, runtime=jobs.runtime.copy()), catalog, config, **world)  # type: ignore[arg-type]
         self._handlers = (*self._handlers, self._preempt, self._market)
         if self.began < math.inf:
@@ -176,7 +178,7 @@ class SpotCohWorld(CohWorld):
         """The finished run, with the original jobs (full run times) and the spot record."""
         record = super().result()
         spot = SpotRecord(self.restarts.copy(), self.lost_s.copy(), self.preemptions,
-                          self.offer.repeats(record.began, record.ended), tuple(self.started.items()))
+                          self.offer.repeats(record.began, record.ended), tuple(self.started.items()), tuple(self.cut))
         return replace(record, jobs=self.original_jobs, spot=spot)
 
     # -- acquisition and release ------------------------------------------------------------------
@@ -337,6 +339,7 @@ class SpotCohWorld(CohWorld):
         self._progress[job] = kept
         self._runtime[job] = remaining
         self.jobs.runtime[job] = remaining
+        self.cut.append((job_vm[job], job, done))
         self.pool.evict(slot, job, self._r[job], run, done)
         job_slot[job] = job_vm[job] = -1
         job_start[job] = job_end[job] = math.nan

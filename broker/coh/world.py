@@ -83,6 +83,8 @@ class SpotRecord:
     preemptions: int
     timeline_repeats: int
     started: tuple[tuple[str, int], ...] = ()
+    #: The runs a preemption cut short, one row each: (VM id, job, seconds it ran there).
+    cut: tuple[tuple[int, int, float], ...] = ()
 
 
 class CohWorld(World[Decision, Plan | None, RunRecord]):

@@ -45,7 +45,9 @@ def test_two_vms_one_reserved_one_on_demand() -> None:
     assert (s.wait_mean_s, s.wait_p95_s, s.wait_max_s) == (0.0, 0.0, 0.0)
     assert s.policy_stats["portfolio_ticks"] == 1
     assert list(res.jobs.columns) == ["job_id", "submit", "runtime", "r", "user", "start", "end", "wait",
-                                      "instance_id"]
+                                      "instance_id", "cost"]
+    # each job alone on its VM pays that VM's bill (the reservation's upfront share is the summary's alone)
+    assert sorted(res.jobs["cost"].tolist()) == pytest.approx(sorted([ON_DEMAND_LARGE, LIGHT_LARGE_HOURLY]))
     assert res.jobs["submit"].tolist() == [1000.0, 1000.0] and res.jobs["user"].tolist() == [-1, -1]
     assert res.jobs["start"].tolist() == [1000.0, 1000.0] and res.jobs["end"].tolist() == [1100.0, 1100.0]
     assert sorted(res.jobs["instance_id"].tolist()) == [0, 1]
