@@ -31,7 +31,7 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
 }
 #: The path options and arguments that are read, not written.
 READ = {("simulate", "--reservations"), ("simulate", "--spot"), ("plan-reservations", "--demand"),
-        ("plan-reservations", "--spot"),
+        ("plan-reservations", "--spot"), ("report", "--spot"),
         ("cluster", "--volumes"), ("cluster sweep", "spec"), ("spot", "--availability"), ("spot", "files")}
 #: Besides :data:`tests.broker.cli.test_refusals.BASE`: what gets a command past its other checks.
 EXTRA = {"advise sweep": ("--trace", KTH), "leasing sweep": ("--trace", KTH),
