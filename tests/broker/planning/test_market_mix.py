@@ -100,7 +100,7 @@ def test_a_market_with_room_for_one_vm_is_open_and_its_json_names_every_figure()
 def test_loss_refuses_bad_runs_and_rates() -> None:
     for runs, rate in ((np.array([-1.0]), 0.5), (np.array([np.inf]), 0.5), (np.array([1.0]), -0.1),
                        (np.array([1.0]), math.nan)):
-        with pytest.raises(ConfigError, match="^expected_loss needs finite runtimes >= 0 and a close rate >= 0$"):
+        with pytest.raises(ConfigError, match=r"^expected_loss needs finite runtimes >= 0 and a close rate >= 0$"):
             expected_loss(runs, rate)
     assert expected_loss(np.array([0.0, 0.0]), 0.5) == 0.0
 
