@@ -277,6 +277,8 @@ def test_a_plan_of_another_tick_is_blamed_on_the_policy_named_or_policy_by_defau
     stale = Plan(np.array([0]), np.array([5]), np.array([3]), 5)
     with pytest.raises(RuntimeError, match=r"^policy policy: plan built on 5 slots, the pool has 0"):
         world.act(stale)
+    world = SpotCohWorld(table([200], [100], [50]), CATALOG, ENGINE, offer=offer(CLOSES_AT_1000), lookahead=130.0)
+    assert world.next_batch() is not None
     with pytest.raises(RuntimeError, match=r"^policy FFD: plan built on 5 slots"):
         world.act(stale, by="FFD")
 
