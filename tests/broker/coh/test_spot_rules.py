@@ -309,3 +309,11 @@ def test_the_run_record_lists_the_runs_a_preemption_cut_short() -> None:
     world, _ = spot_run(table([200, 1440], [1500, 100], [50, 50]), notice_s=305.0, max_preemptions=1, **NO_RULES)
     spot = world.result().spot
     assert spot is not None and spot.cut == ((0, 0, 1105.0),)
+
+
+def test_the_other_jobs_of_an_on_demand_jobs_tick_still_start_spot() -> None:
+    # handed together at 1310: X (1270 s) fails the expected cost and starts an on-demand VM; Y (100 s)
+    # passes and, not fitting beside X (300 + 300 of 400), starts a spot VM in the second pass
+    _, result = spot_run(table([1440, 1440], [1270, 100], [300, 300]), expected_cost=True)
+    assert result.instances["option"].tolist() == ["on-demand", "spot"]
+    assert result.jobs["instance_id"].tolist() == [0, 1]
