@@ -189,6 +189,9 @@ def test_the_world_refuses_restart_settings_out_of_range() -> None:
     with pytest.raises(ConfigError) as error:
         SpotCohWorld(table(*ONE_JOB), CATALOG, ENGINE, offer=offer(TWICE), restart_overhead_s=math.inf)
     assert str(error.value) == "restart_overhead_s must be >= 0 s, got inf"
+    with pytest.raises(ConfigError) as error:
+        SpotCohWorld(table(*ONE_JOB), CATALOG, ENGINE, offer=offer(TWICE), max_preemptions=0)
+    assert str(error.value) == "max_preemptions must be >= 1, got 0"
 
 
 def test_a_checkpoint_below_one_second_is_accepted() -> None:

@@ -83,14 +83,43 @@ def test_the_market_reads_checkpoints_and_overhead_in_seconds() -> None:
                           restart_overhead_s=360.0)
     assert market.loss == pytest.approx(expected_loss(np.array([2.0]), 1.0, checkpoint_h=1.0, overhead_h=0.1))
     assert market.loss < market_price(offer([math.inf, 0], [0.5, 0.5]), np.array([7200.0])).loss
+    # no overhead given: none counted
+    bare = market_price(offer([math.inf, 0], [0.5, 0.5]), np.array([7200.0]), checkpoint_s=3600.0)
+    assert bare.loss == pytest.approx(expected_loss(np.array([2.0]), 1.0, checkpoint_h=1.0))
+
+
+def test_a_market_with_room_for_one_vm_is_open_and_its_json_names_every_figure() -> None:
+    # caps 1, 0: open half the time (a cap of 1 is open), at 0.4 of on-demand, one close per open hour;
+    # a 1-h job loses (1 - e^-1) - e^-1 = 1 - 2/e h of 1
+    market = market_price(offer([1, 0], [0.4, 9.0]), np.array([3600.0]))
+    loss = 1 - 2 / math.e
+    assert market.to_dict() == {"market": "zone", "open_share": 0.5, "ratio": 0.4, "closes_per_open_hour": 1.0,
+                                "loss": pytest.approx(loss), "factor": pytest.approx(0.5 * 0.4 * (1 + loss) + 0.5)}
 
 
 def test_loss_refuses_bad_runs_and_rates() -> None:
     for runs, rate in ((np.array([-1.0]), 0.5), (np.array([np.inf]), 0.5), (np.array([1.0]), -0.1),
                        (np.array([1.0]), math.nan)):
-        with pytest.raises(ConfigError, match="runtimes >= 0"):
+        with pytest.raises(ConfigError, match=r"^expected_loss needs finite runtimes >= 0 and a close rate >= 0$"):
             expected_loss(runs, rate)
     assert expected_loss(np.array([0.0, 0.0]), 0.5) == 0.0
+
+
+def test_a_missing_runtime_is_refused_as_not_finite() -> None:
+    # None reads as nan, not as an object the comparisons would trip on
+    with pytest.raises(ConfigError, match="finite runtimes"):
+        expected_loss([2.0, None], 0.5)  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match="finite runtimes"):
+        market_price(offer([math.inf, 0], [0.5, 0.5]), [7200.0, None])  # type: ignore[arg-type]
+
+
+def test_loss_with_a_two_hour_checkpoint_and_a_last_partial_period() -> None:
+    # lam = 0.5, C = 2 h, x = 5 h: periods [0, 2), [2, 4) each lose T mod 2 if the close falls in them
+    # (the second e^-1 as likely), [4, 5) loses T - 4, e^-2 as likely; g(2) = 2 (1 - e^-1) - 2 e^-1 = 2 - 4/e,
+    # g(1) = 2 - 3 e^-0.5; the overhead 0.2 h on a preemption anywhere in the 5 h (prob. 1 - e^-2.5)
+    g2, g1 = 2 - 4 / math.e, 2 - 3 * math.exp(-0.5)
+    lost = g2 * (1 + math.exp(-1)) + math.exp(-2) * g1 + 0.2 * (1 - math.exp(-2.5))
+    assert expected_loss(np.array([5.0]), 0.5, checkpoint_h=2.0, overhead_h=0.2) == pytest.approx(lost / 5)
 
 
 # -- the closed form with the market as the unreserved option ---------------------------------------------------------

@@ -214,3 +214,10 @@ def test_a_hazard_timeline_keeps_its_name_and_tick_and_its_outages_last_their_me
         with pytest.raises(ConfigError) as info:
             hazard_timeline("h", 1, seed=0, **kwargs)  # type: ignore[arg-type]
         assert str(info.value).startswith("a hazard timeline needs gap_s > 0, ticks > 0 and mean_outage_s >= gap_s")
+
+
+def test_a_hazard_timeline_outage_lasts_an_hour_by_default() -> None:
+    # the default mean outage is 3600 s: hourly ticks are accepted, ticks of 3601 s are refused
+    assert len(hazard_timeline("h", 4, gap_s=3600, ticks=3, seed=0)) == 3
+    with pytest.raises(ConfigError, match=r"mean_outage_s >= gap_s, got 3601, 3, 3600\.0$"):
+        hazard_timeline("h", 4, gap_s=3601, ticks=3, seed=0)

@@ -47,3 +47,20 @@ def test_a_markov_market_out_of_range_is_refused(kwargs: dict[str, float]) -> No
     given = {"gap_s": 60, "ticks": 5, "mean_open_s": 600.0, "mean_closed_s": 60.0} | kwargs
     with pytest.raises(ConfigError, match="Markov"):
         markov_timeline("m", seed=0, **given)  # type: ignore[arg-type]
+
+
+def test_a_one_tick_market_of_one_second_ticks_is_accepted_and_open() -> None:
+    t = markov_timeline("m", gap_s=1, ticks=1, mean_open_s=1.0, mean_closed_s=1.0, seed=0)
+    assert (t.gap_s, t.counts.tolist()) == (1, [1])
+
+
+def test_a_draw_equal_to_the_close_or_open_probability_changes_nothing() -> None:
+    # per tick the market changes when the draw u < p (probability exactly p): u == p keeps it as it is
+    u = np.random.default_rng(0).random(2).tolist()
+    assert 1 / (1 / u[0]) == u[0] and 1 / (1 / u[1]) == u[1]  # the means below give p = u exactly
+    # p_close = u[0]: still open after the first draw; then u[1] < u[0] closes it
+    t = markov_timeline("m", gap_s=1, ticks=3, mean_open_s=1 / u[0], mean_closed_s=1.0, seed=0)
+    assert u[1] < u[0] and t.counts.tolist() == [1, 1, 0]
+    # p_close = 1 closes it at once; p_open = u[1]: still closed after the second draw
+    t = markov_timeline("m", gap_s=1, ticks=3, mean_open_s=1.0, mean_closed_s=1 / u[1], seed=0)
+    assert t.counts.tolist() == [1, 0, 0]
