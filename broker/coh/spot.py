@@ -5,10 +5,11 @@
 - **Acquisition.** A VM no reservation covers is spot while the market is open and below its cap
   (else on-demand), billed the book's units at its type's on-demand price times the market's ratio
   at the tick it started.
-- **Market events.** The world schedules an event at each tick boundary where the market's cap
-  changes (never one per tick). When the cap falls below the spot VMs running (0: the market closed),
-  the youngest ones get the notice; each is preempted ``notice_s`` later unless it went idle and was
-  released first. A spot VM started during a notice is another VM, under the cap of then.
+- **Market events.** While a spot VM runs without notice, the world schedules an event at each
+  tick boundary where the market's cap changes (never one per tick; with none running, none).
+  When the cap falls below the spot VMs running (0: the market closed), the youngest ones get the
+  notice; each is preempted ``notice_s`` later unless it went idle and was released first. A spot
+  VM started during a notice is another VM, under the cap of then.
 - **Preemption.** The VM's jobs leave it at that instant and join the waiting jobs, placed again by
   the policy at the next decision tick; the VM is released and billed to that instant. A job's work
   so far is lost (it restarts from scratch), or with ``checkpoint_s = C`` its progress is kept to its
@@ -141,10 +142,11 @@ class SpotCohWorld(CohWorld):
         self.preempted: dict[int, float] = {}
         #: The runs preemptions cut short: (VM id, job, seconds it ran there), in the order they were cut.
         self.cut: list[tuple[int, int, float]] = []
+        #: When the market's next change is scheduled (``inf``: none is; the changes matter only while a
+        #: spot VM runs without notice, so none is scheduled while none does).
+        self._market_at = math.inf
         super().__init__(replace(jobs, runtime=jobs.runtime.copy()), catalog, config, **world)  # type: ignore[arg-type]
         self._handlers = (*self._handlers, self._preempt, self._market)
-        if self.began < math.inf:
-            self._schedule_market(self.kernel.now)
 
     def copy(self) -> SpotCohWorld:
         """An independent copy of the paused world: the base world shares its run times, a spot world's change."""
@@ -212,6 +214,8 @@ class SpotCohWorld(CohWorld):
             self.started[why] += 1
         if why == "spot":
             self._spot_live[col.vm_id[slot]] = slot
+            if self._market_at == math.inf:
+                self._schedule_market(now)
         elif why == "fallback":
             self._fallback[col.vm_id[slot]] = slot
         return slot
@@ -294,12 +298,19 @@ class SpotCohWorld(CohWorld):
 
     # -- the market -------------------------------------------------------------------------------
     def _schedule_market(self, now: float) -> None:
-        at = self.offer.next_change(now)
+        at = self._market_at = self.offer.next_change(now)
         if at < math.inf:
             self.kernel.schedule(at, MARKET)
 
     def _market(self, now: float, _: object) -> None:
-        """The cap changed at ``now``: notice to the youngest spot VMs above it; the next change scheduled."""
+        """The cap changed at ``now``: notice to the youngest spot VMs above it; the next change scheduled.
+
+        The next change is scheduled only while a spot VM runs without notice: with none, a change has
+        nothing to act on (a VM started later reads the cap of its instant), and a run whose jobs
+        cannot be placed ends as the base world's does instead of following the market for ever. The
+        first spot VM started after that schedules the next change again.
+        """
+        self._market_at = math.inf
         excess = len(self._spot_live) - self.offer.cap(now)
         if excess > 0:
             due = now + self.offer.notice_s
@@ -307,7 +318,7 @@ class SpotCohWorld(CohWorld):
                 slot = self._spot_live.pop(vm_id)
                 self.doomed[vm_id] = due
                 self.kernel.schedule(due, PREEMPT, (slot, vm_id))
-        if not self._draining():
+        if self._spot_live:
             self._schedule_market(now)
 
     def _preempt(self, now: float, payload: tuple[int, int]) -> None:

@@ -173,3 +173,21 @@ def test_a_copy_paused_after_a_preemption_runs_on_as_the_world_would_and_leaves_
         assert {k: v for k, v in spot_summary(result).to_dict().items() if k != "policy_stats"} == expected
         assert result.jobs.equals(reference.jobs)
     assert spot_summary(reference).restarts > 1
+
+
+def test_with_no_spot_vm_running_the_market_schedules_nothing_and_a_run_that_places_nothing_ends() -> None:
+    # A policy that places nothing: no VM ever starts, so the market's changes (every 1000 s, for ever) are
+    # never scheduled; after the last job is handed and left waiting the kernel is empty and the run ends,
+    # as the base world's does, instead of following the market's changes for ever.
+    world = SpotCohWorld(table([200, 1500], [100, 100], [50, 50]), CATALOG, EngineConfig(), offer=offer(CLOSES_AT_1000),
+                         lookahead=130.0)
+    first = world.advance()
+    assert first is not None and first.now == 70.0
+    world.act(None)
+    assert len(world.kernel) == 1 and world.kernel.peek() == 1370.0  # the tick for the second job, no market change
+    second = world.advance()
+    assert second is not None and second.now == 1370.0
+    world.act(None)
+    assert len(world.kernel) == 0
+    assert world.advance() is None
+
