@@ -1,12 +1,11 @@
-"""The spot market options ``simulate`` and ``report`` share: their declarations, their checks, the config they build.
+"""The spot market options ``simulate``, ``report`` and ``plan-reservations`` share: declarations, checks, config.
 
 ``--spot FILE`` reads one zone's timeline (``../shared/spot``); ``--spot-notice-s``,
 ``--checkpoint-s``, ``--restart-overhead-s``, ``--spot-on-demand-price`` and ``--spot-fraction``
-set the market and how a preempted job restarts (``docs/worlds/coh-spot.md``); ``simulate``,
-``report`` and ``plan-reservations`` also take the spot rules (``--spot-return``, ``--spot-max-preemptions``,
-``--spot-expected-cost``); a caller that leaves them out of ``given`` gets their defaults, so its
-runs stay ``simulate``'s. Every check runs when :func:`spot_config` is called, before any
-work.
+set the market and how a preempted job restarts (``docs/worlds/coh-spot.md``); ``--spot-return``,
+``--spot-max-preemptions`` and ``--spot-expected-cost`` are the spot rules. The three commands take
+them all, so their runs stay ``simulate``'s. Every check runs when :func:`spot_config` is called,
+before any work.
 """
 
 from __future__ import annotations
@@ -49,17 +48,13 @@ SPOT_OPTIONS: dict[str, tuple[str, Any]] = {
     "fraction": ("--spot-fraction", PAPER_SPOT_FRACTION),
     "spot_return": ("--spot-return", False), "max_preemptions": ("--spot-max-preemptions", None),
     "expected_cost": ("--spot-expected-cost", False)}
-#: The spot rules' keys: a command that does not declare their options gets their defaults.
-RULES = ("spot_return", "max_preemptions", "expected_cost")
 
 
 def spot_config(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
     """The spot market of ``--spot`` (read and checked now, before any work) and how jobs restart.
 
-    ``given``: the options' values by the keys of :data:`SPOT_OPTIONS` (those of :data:`RULES` may be
-    left out: their defaults). None without ``--spot``.
+    ``given``: the options' values by the keys of :data:`SPOT_OPTIONS`. None without ``--spot``.
     """
-    given = _with_rules(given)
     if path is None:
         changed = [option for key, (option, default) in SPOT_OPTIONS.items() if given[key] != default]
         if changed:
@@ -85,11 +80,6 @@ def spot_config(path: Path | None, given: dict[str, Any]) -> SpotConfig | None:
 
 def spot_flags(given: dict[str, Any]) -> str:
     """The spot options set away from their defaults, as a command line gives them (`` --checkpoint-s 600``)."""
-    given = _with_rules(given)
     return "".join(f" {option}" if isinstance(default, bool) else f" {option} {given[key]!r}"
                    for key, (option, default) in SPOT_OPTIONS.items() if given[key] != default)
 
-
-def _with_rules(given: dict[str, Any]) -> dict[str, Any]:
-    """``given`` with the spot rules it leaves out at their defaults."""
-    return {**{key: SPOT_OPTIONS[key][1] for key in RULES}, **given}

@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.broker.cli.test_refusals import one_line
+from tests.broker.cli.test_refusals import boom, one_line
 from tests.broker.cli.test_simulate_spot import KTH, R5
 from tests.conftest import cloudbroker
 
 
-def _boom(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("work started before the refusal")
-
-
 @pytest.fixture
 def no_work(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setattr("broker.cli.plan.replay_demand", _boom)
-    monkeypatch.setattr("broker.cli.plan.replay_mix", _boom)
-    monkeypatch.setattr("broker.cli.inputs.workload", _boom)
+    monkeypatch.setattr("broker.cli.plan.replay_demand", boom)
+    monkeypatch.setattr("broker.cli.plan.replay_mix", boom)
+    monkeypatch.setattr("broker.cli.inputs.workload", boom)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gap0.json").write_text('{"metadata": {"gap_seconds": 0}, "data": [1, 0]}')
     (tmp_path / "plan.json").write_text('{"term_years": 1, "reservations": []}')

@@ -195,7 +195,8 @@ def case_id(args: tuple[str, ...]) -> str:
         KTH, "KTH").replace(LPC, "LPC")
 
 
-def _boom(*_: Any, **__: Any) -> Any:
+def boom(*_: Any, **__: Any) -> Any:
+    """Stands in for any work a refused command must not start."""
     raise AssertionError("work started before the input was refused")
 
 
@@ -209,7 +210,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                    "broker.cli.leasing.run_leasing", "broker.cli.leasing.run_constant",
                    "broker.cli.cluster.simulate_cluster", "broker.cli.backends.sweep", "broker.sweep.run_sweep",
                    "broker.cli.elastic.run_elastic"):
-        monkeypatch.setattr(target, _boom)
+        monkeypatch.setattr(target, boom)
     return tmp_path
 
 

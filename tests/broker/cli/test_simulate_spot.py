@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.broker.cli.test_refusals import one_line
+from tests.broker.cli.test_refusals import boom, one_line
 from tests.conftest import SPOT_DIR, cloudbroker, trace_path, without_timing
 
 R5 = str(SPOT_DIR / "skypilot-spot-traces" / "preemption" / "1-node" / "aws-04-19-2023" / "us-east-1b_intel_64.json")
@@ -16,14 +15,11 @@ V100 = str(SPOT_DIR / "skypilot-spot-traces" / "availability" / "1-node" / "aws-
 KTH = str(trace_path("KTH-SP2-1996-2.1-cln.swf.gz"))
 
 
-def _boom(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("work started before the refusal")
-
 
 @pytest.fixture
 def no_work(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setattr("broker.cli.simulate.simulate", _boom)
-    monkeypatch.setattr("broker.cli.inputs.workload", _boom)
+    monkeypatch.setattr("broker.cli.simulate.simulate", boom)
+    monkeypatch.setattr("broker.cli.inputs.workload", boom)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gap0.json").write_text('{"metadata": {"gap_seconds": 0}, "data": [1, 0]}')
     return tmp_path

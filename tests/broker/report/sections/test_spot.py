@@ -15,7 +15,7 @@ import pytest
 
 from broker.report import build
 from broker.report.sections import SECTIONS, coh, spot
-from tests.broker.cli.test_refusals import one_line
+from tests.broker.cli.test_refusals import boom, one_line
 from tests.broker.report.hand_made import data, est, run_command
 from tests.conftest import SPOT_DIR, cloudbroker, trace_path
 
@@ -108,9 +108,6 @@ def test_the_spot_figure_draws_the_accrued_costs_and_the_weekly_hours_by_option(
 # --- refusals -----------------------------------------------------------------------------------------------------
 
 
-def _boom(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("work started before the refusal")
-
 
 @pytest.mark.parametrize(("args", "words"), [
     (("--spot", "missing.json"), ("missing.json", "cannot be read")),
@@ -122,8 +119,8 @@ def _boom(*args: Any, **kwargs: Any) -> Any:
 def test_a_bad_spot_market_is_refused_in_one_line_before_any_work(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         args: tuple[str, ...], words: tuple[str, ...]) -> None:
-    monkeypatch.setattr("broker.report.build_report", _boom)
-    monkeypatch.setattr("broker.cli.inputs.trace", _boom)
+    monkeypatch.setattr("broker.report.build_report", boom)
+    monkeypatch.setattr("broker.cli.inputs.trace", boom)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gap0.json").write_text('{"metadata": {"gap_seconds": 0}, "data": [1, 0]}')
     line = one_line(cloudbroker("report", "--trace", KTH, "--out", "r", *args))
